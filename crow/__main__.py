@@ -1,0 +1,3 @@
+from crow.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Multi-agent patterns and presets (bridges, chains, loops, supervisors)."""

@@ -1,0 +1,147 @@
+"""Loop events and stored history as ACP session/update notifications.
+
+This is the only module that knows the shapes of ACP updates: the live stream is one observer
+(AcpUpdates), and session/load replay (replay_updates) uses the same builders.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from acp import start_tool_call, text_block, tool_content, update_tool_call
+from acp.helpers import update_available_commands
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AvailableCommand,
+    AvailableCommandInput,
+    SessionInfoUpdate,
+    ToolCallLocation,
+    UnstructuredCommandInput,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from .events import (
+    ActivityReported,
+    ErrorOccurred,
+    Event,
+    ModelCallFinished,
+    TextDelta,
+    ThoughtDelta,
+    TitleChanged,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    TurnFinished,
+)
+from .hooks import SlashCommand
+from .store import StoredMessage
+
+COMPACTED_MARKER = "Context compacted"
+
+
+class AcpUpdates:
+    """The observer that streams events to the editor, in order, as they happen."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def __call__(self, event: Event) -> None:
+        if (update := event_update(event)) is not None:
+            await self.conn.session_update(session_id=event.session_id, update=update)
+
+
+def event_update(event: Event) -> Any:
+    match event:
+        case TextDelta(_, message_id, text):
+            return AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
+        case ThoughtDelta(_, message_id, text):
+            return AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(text), message_id=message_id)
+        case ToolCallStarted(_, call_id, _, arguments, view):
+            return start_tool_call(
+                call_id, view.title, kind=view.kind, status="pending", raw_input=arguments, locations=_locations(view.locations)
+            )
+        case ToolCallRunning(_, call_id):
+            return update_tool_call(call_id, status="in_progress")
+        case ToolCallFinished(_, call_id, _, result, status):
+            content = result.content or [tool_content(text_block(result.text))]
+            return update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output)
+        case ModelCallFinished(_, usage, _, window):
+            return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window)
+        case ActivityReported(_, activity_id, title, status, kind, text):
+            content = [tool_content(text_block(text))] if text else None
+            return start_tool_call(activity_id, title, kind=kind, status=status, content=content)
+        case TitleChanged(_, title):
+            return SessionInfoUpdate(session_update="session_info_update", title=title)
+        case ErrorOccurred() | TurnFinished():
+            return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
+    return None
+
+
+def _locations(paths: tuple[str, ...] | list[str]) -> list[ToolCallLocation] | None:
+    return [ToolCallLocation(path=path) for path in paths] or None
+
+
+def commands_update(commands: list[SlashCommand]) -> Any:
+    return update_available_commands(
+        [
+            AvailableCommand(
+                name=command.name,
+                description=command.description,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=command.hint)) if command.hint else None,
+            )
+            for command in commands
+        ]
+    )
+
+
+def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
+    """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest."""
+    for entry in entries:
+        message, extra = entry.message, entry.extra
+        if extra.get("copy") or extra.get("hidden"):
+            continue
+        if extra.get("kind") == "compaction":
+            yield start_tool_call(f"compaction-{entry.row_id}", COMPACTED_MARKER, kind="other", status="completed")
+            continue
+        match message["role"]:
+            case "user":
+                yield from _user_chunks(message, extra)
+            case "assistant":
+                yield from _assistant_chunks(message, extra)
+            case "tool":
+                yield from _tool_updates(message, extra.get("tool", {}))
+
+
+def _user_chunks(message: dict, extra: dict) -> Iterator[Any]:
+    for block in extra.get("blocks") or [{"type": "text", "text": _text(message.get("content"))}]:
+        yield UserMessageChunk(session_update="user_message_chunk", content=block, message_id=extra.get("message_id"))
+
+
+def _assistant_chunks(message: dict, extra: dict) -> Iterator[Any]:
+    message_id = extra.get("message_id")
+    if reasoning := extra.get("reasoning"):
+        yield AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(reasoning), message_id=message_id)
+    if text := message.get("content"):
+        yield AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
+
+
+def _tool_updates(message: dict, tool: dict) -> Iterator[Any]:
+    call_id = message["tool_call_id"]
+    content = tool.get("content") or [tool_content(text_block(message.get("content") or ""))]
+    yield start_tool_call(
+        call_id,
+        tool.get("title") or tool.get("name") or "tool",
+        kind=tool.get("kind") or "other",
+        status=tool.get("status") or "completed",
+        raw_input=tool.get("raw_input"),
+        locations=_locations(tool.get("locations") or []),
+        content=content,
+    )
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""

@@ -1,0 +1,343 @@
+"""AcpAgent: the ACP handlers around sessions and the loop.
+
+A plain class, deliberately not a subclass of acp.Agent: the SDK routes only methods that exist,
+so anything crow does not implement answers "method not found" instead of a silent null.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import Any
+
+import anyio
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    PromptCapabilities,
+    PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+)
+
+from . import __version__
+from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
+from .config import Config, load_config
+from .errors import CrowError, UnknownSession
+from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
+from .hooks import CrowCallbacks, call_user_code, run_hooks
+from .llm import ModelClient
+from .loop import Turn, run_turn
+from .mcp_host import McpHost, ServerSpec
+from .permissions import Permissions
+from .prompt_blocks import as_dicts, to_model_text, user_text
+from .session import Session, SessionAccess
+from .store import SessionRecord, SqliteStore, StoredMessage
+
+log = logging.getLogger(__name__)
+
+
+class AcpAgent:
+    def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
+        self.config = config or load_config()
+        self.name = name
+        self.callbacks = CrowCallbacks()
+        self.observers: list[Observer] = []
+        self.sessions: dict[str, Session] = {}
+        self.conn: Any = None
+        self.client_capabilities: Any = None
+        self._store: SqliteStore | None = None
+        self._model: ModelClient | None = None
+        self._held: dict[str, list[Event]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # Composition
+    def set_callbacks(self, callbacks: CrowCallbacks) -> None:
+        self.callbacks = callbacks
+
+    def add_observer(self, observer: Observer) -> None:
+        self.observers.append(observer)
+
+    @property
+    def store(self) -> SqliteStore:
+        if self._store is None:
+            self._store = SqliteStore(self.config.db_path)
+        return self._store
+
+    @property
+    def model(self) -> ModelClient:
+        if self._model is None:
+            self._model = ModelClient(self.config)
+        return self._model
+
+    async def shutdown(self) -> None:
+        """Close every session's MCP servers (the editor closed stdin)."""
+        sessions, self.sessions = list(self.sessions.values()), {}
+        await asyncio.gather(*(session.mcp.close() for session in sessions))
+
+    # ACP: connection
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+        self.observers.insert(0, AcpUpdates(conn))
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
+        self.client_capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities(), resume=SessionResumeCapabilities()
+                ),
+            ),
+            agent_info=Implementation(name="crow", title="Crow", version=__version__),
+            auth_methods=[],
+        )
+
+    # ACP: sessions
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> Any:
+        from acp.schema import NewSessionResponse
+
+        session_id = uuid.uuid4().hex
+        now = time.time()
+        data = {"additional_directories": additional_directories or [], "agent": self.name}
+        self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
+        self._held[session_id] = []  # nothing may reach the editor before the session/new response
+        await self._open(session_id, cwd, mcp_servers, loaded=False)
+        self._after_response(session_id)
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        entries = self._stored_entries(session_id)
+        for update in replay_updates(entries):
+            await self.conn.session_update(session_id=session_id, update=update) if self.conn else None
+        await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
+        self._after_response(session_id)
+        return LoadSessionResponse()
+
+    async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        entries = self._stored_entries(session_id)
+        self._held[session_id] = []
+        await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
+        self._after_response(session_id)
+        return ResumeSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        sessions = [
+            SessionInfo(
+                session_id=r.id,
+                cwd=r.cwd,
+                title=r.title,
+                updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.updated_at)),
+            )
+            for r in self.store.list(cwd)
+            if r.data.get("agent", self.name) == self.name
+        ]
+        return ListSessionsResponse(sessions=sessions)
+
+    async def close_session(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session:
+            await self.cancel(session_id)
+            await session.mcp.close()
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session and session.scope:
+            session.scope.cancel()
+
+    # ACP: prompt
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        session = self._session(session_id)
+        async with session.lock:
+            return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt)))
+
+    async def _turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:
+        text = user_text(blocks)
+        if command := self._command(session, text):
+            return await self._run_command(session, command, text)
+        session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
+        stop, error = "end_turn", None
+        try:
+            with anyio.CancelScope() as session.scope:
+                stop = await run_turn(self._turn_for(session))
+            if session.scope.cancelled_caught:
+                stop = "cancelled"
+        except CrowError as exc:
+            error = exc
+        except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
+            log.exception("turn failed")
+            error = exc
+        finally:
+            session.scope = None
+        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=stop, error=str(error) if error else None)
+        await self._finish_turn(session, text, stop, error)
+        if error:
+            raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
+        return stop
+
+    def _turn_for(self, session: Session) -> Turn:
+        return Turn(
+            session,
+            self.callbacks,
+            Permissions(self.config.permissions),
+            max_steps=self.config.max_steps,
+            tool_timeout=self.config.timeouts.mcp_call + 5,
+        )
+
+    async def _finish_turn(self, session: Session, text: str, stop: str, error: BaseException | None) -> None:
+        if error:
+            await self._emit(ErrorOccurred(session.id, str(error), error))
+        await self._emit(TurnFinished(session.id, stop))
+        if session.title is None and text:
+            session.title = " ".join(text.split())[:80]
+            self.store.update(session.id, title=session.title)
+            await self._emit(TitleChanged(session.id, session.title))
+
+    def _command(self, session: Session, text: str) -> Any:
+        if text.startswith("/"):
+            return session.commands.get(text[1:].split(maxsplit=1)[0] if len(text) > 1 else "")
+        return None
+
+    async def _run_command(self, session: Session, command: Any, text: str) -> str:
+        argument = text.split(maxsplit=1)[1] if " " in text else ""
+        with anyio.CancelScope() as session.scope:
+            output = await command.handler(SessionAccess(session), argument)
+        session.scope = None
+        if output:
+            await self._emit(TextDelta(session.id, uuid.uuid4().hex, output))
+        return "cancelled" if session.scope and session.scope.cancelled_caught else "end_turn"
+
+    # Sessions: plumbing
+    def _session(self, session_id: str) -> Session:
+        if session_id not in self.sessions:
+            raise RequestError.resource_not_found(session_id)
+        return self.sessions[session_id]
+
+    def _stored_entries(self, session_id: str) -> list[StoredMessage]:
+        if self.store.get(session_id) is None:
+            raise RequestError.resource_not_found(session_id)
+        return self.store.messages(session_id)
+
+    async def _open(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        *,
+        loaded: bool,
+        entries: list[StoredMessage] | None = None,
+    ) -> Session:
+        if old := self.sessions.pop(session_id, None):
+            await old.mcp.close()
+        record = self.store.get(session_id)
+        assert record is not None
+        timeouts = self.config.timeouts
+        session = Session(
+            id=session_id,
+            cwd=cwd,
+            store=self.store,
+            model=self.model,
+            emit=self._emit,
+            mcp=McpHost(cwd=cwd, connect_timeout=timeouts.mcp_connect, call_timeout=timeouts.mcp_call),
+            additional_directories=record.data.get("additional_directories", []),
+            data=record.data,
+            title=record.title,
+            client=self.conn,
+            client_capabilities=self.client_capabilities,
+        )
+        session.history = repair_history(session, [e for e in entries or [] if e.active])
+        self.sessions[session_id] = session
+        await session.mcp.connect(self._server_specs(mcp_servers))
+        for callback in self.callbacks.all():
+            for command in getattr(callback, "commands", ()):
+                session.commands[command.name] = command
+        await run_hooks(self.callbacks.begin_session, SessionAccess(session), loaded=loaded)
+        return session
+
+    def _server_specs(self, mcp_servers: list[Any] | None) -> list[ServerSpec]:
+        specs = [server_spec(server) for server in mcp_servers or []]
+        names = {spec.name for spec in specs}
+        for name, server in self.config.mcp_servers.items():
+            if server.enabled and name not in names:
+                transport = "stdio" if server.command else server.transport
+                specs.append(ServerSpec(name, server.command, server.args, server.env, server.url, transport, server.headers))
+        return specs
+
+    def _after_response(self, session_id: str) -> None:
+        """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
+        task = asyncio.create_task(self._announce(session_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _announce(self, session_id: str) -> None:
+        held = self._held.pop(session_id, [])
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        for server in session.mcp.failures():
+            title = f"MCP server {server.spec.name!r} is unavailable"
+            held.append(ActivityReported(session_id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error))
+        for event in held:
+            await self._emit(event)
+        if self.conn and session.commands:
+            await self.conn.session_update(session_id=session_id, update=commands_update(list(session.commands.values())))
+
+    async def _emit(self, event: Event) -> None:
+        if (held := self._held.get(event.session_id)) is not None:
+            held.append(event)
+            return
+        for observer in self.observers:
+            await call_user_code(observer, event)
+
+
+def server_spec(server: Any) -> ServerSpec:
+    """An ACP McpServer (stdio, http or sse) as a ServerSpec."""
+    kind = getattr(server, "type", None) or "stdio"
+    if kind == "stdio":
+        env = {item.name: item.value for item in server.env or []}
+        return ServerSpec(server.name, server.command, list(server.args or []), env)
+    headers = {item.name: item.value for item in server.headers or []}
+    return ServerSpec(server.name, url=server.url, transport=kind, headers=headers)
+
+
+def repair_history(session: Session, entries: list[StoredMessage]) -> list[StoredMessage]:
+    """Answer tool calls a killed process left open, so the history is valid for the model again.
+
+    Results are recorded as soon as each call finishes, so a gap can only be at the very end.
+    """
+    session.history = list(entries)
+    tail = 0
+    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
+        tail += 1
+    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
+        return session.history
+    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
+    for call in calls:
+        if call["id"] not in answered:
+            name = call["function"]["name"]
+            session.record(
+                {"role": "tool", "tool_call_id": call["id"], "content": INTERRUPTED},
+                tool={"name": name, "title": name, "status": "failed"},
+            )
+    return session.history
+
+
+INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
+
+__all__ = ["AcpAgent", "event_update"]

@@ -1,0 +1,25 @@
+"""Crow's error tree.
+
+    CrowError
+    ├── ConfigError      the user's or developer's setup is wrong (no API key, bad config.toml)
+    ├── ModelError       the model endpoint failed (HTTP status, timeout, cut stream)
+    └── UnknownSession   a session id that crow has never seen
+
+Tool failures are not exceptions: they are ToolResult(is_error=True) and go back to the model.
+"""
+
+
+class CrowError(Exception):
+    """Base class for errors crow reports to the user."""
+
+
+class ConfigError(CrowError):
+    """The configuration cannot work; the message says what to change."""
+
+
+class ModelError(CrowError):
+    """The model endpoint failed; the message is fit to show a user."""
+
+
+class UnknownSession(CrowError):
+    """No session with this id exists in memory or in the store."""

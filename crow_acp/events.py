@@ -1,0 +1,138 @@
+"""Typed events the loop emits; observers receive them in order.
+
+The ACP update stream is one observer (acp_updates.AcpUpdates). Users attach their own with
+AcpAgent.add_observer(fn), for logging and metrics: these are the seeds' onText / onToolUse /
+onAgentEnd / onError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Literal
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """How a tool call looks in the editor."""
+
+    title: str
+    kind: ToolKind = "other"
+    locations: tuple[str, ...] = ()
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns: text for the model, and optionally richer ACP content for the editor."""
+
+    text: str
+    is_error: bool = False
+    content: list[Any] | None = None
+    """ACP tool-call content (diff, terminal, content blocks); None shows `text`."""
+    raw_output: Any = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    session_id: str
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ThoughtDelta:
+    session_id: str
+    message_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model asked for a tool; status pending, before any permission prompt."""
+
+    session_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    view: ToolView
+
+
+@dataclass(frozen=True)
+class ToolCallRunning:
+    session_id: str
+    call_id: str
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    session_id: str
+    call_id: str
+    name: str
+    result: ToolResult
+    status: ToolStatus = "completed"
+
+
+@dataclass(frozen=True)
+class ModelCallFinished:
+    session_id: str
+    usage: Usage
+    finish_reason: str | None
+    context_window: int
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    session_id: str
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class ErrorOccurred:
+    session_id: str
+    message: str
+    error: BaseException | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ActivityReported:
+    """Progress a callback shows the editor as a tool call (compaction, skills, hand-offs)."""
+
+    session_id: str
+    activity_id: str
+    title: str
+    status: ToolStatus
+    kind: ToolKind = "other"
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class TitleChanged:
+    session_id: str
+    title: str
+
+
+Event = (
+    TextDelta
+    | ThoughtDelta
+    | ToolCallStarted
+    | ToolCallRunning
+    | ToolCallFinished
+    | ModelCallFinished
+    | TurnFinished
+    | ErrorOccurred
+    | ActivityReported
+    | TitleChanged
+)
+Observer = Callable[[Event], Awaitable[None] | None]

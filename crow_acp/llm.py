@@ -1,0 +1,148 @@
+"""The model seam: one OpenAI-compatible chat-completions client, streamed as typed deltas.
+
+This is the only module that imports openai, and it does so on first use: `crow acp` must answer
+`initialize` without paying for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+from .config import Config
+from .errors import ModelError
+from .events import Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallChunk:
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str
+
+
+CUT_OFF = "The model's reply was cut off: the stream ended before the model finished"
+StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | Usage | Finish
+
+
+class ModelClient:
+    """Streams replies from the configured model; retries are the openai client's (429, 5xx, timeouts)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.profile = config.profile()
+        self._client: AsyncOpenAI | None = None
+
+    def _openai(self) -> AsyncOpenAI:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self.config.api_key(),
+                base_url=self.profile.base_url,
+                max_retries=self.config.max_retries,
+                timeout=self.config.timeouts.model,
+            )
+        return self._client
+
+    def _params(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
+        if tools:
+            params["tools"] = tools
+        for key in ("max_tokens", "temperature", "reasoning_effort"):
+            if (value := getattr(self.profile, key)) is not None:
+                params[key] = value
+        if self.profile.extra_body:
+            params["extra_body"] = self.profile.extra_body
+        return params
+
+    async def stream(self, messages: list[dict], tools: list[dict]) -> AsyncIterator[StreamDelta]:
+        import openai
+
+        started = finished = False
+        try:
+            stream = await self._openai().chat.completions.create(
+                **self._params(messages, tools), stream=True, stream_options={"include_usage": True}
+            )
+            async for chunk in stream:
+                started = True
+                for delta in _deltas(chunk):
+                    finished = finished or isinstance(delta, Finish)
+                    yield delta
+        except openai.APIError as exc:
+            if started and not finished:
+                raise ModelError(f"{CUT_OFF} ({exc.__cause__ or exc})") from exc
+            raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
+        if not finished:
+            raise ModelError(CUT_OFF)
+
+    async def complete(self, messages: list[dict]) -> str:
+        """A plain, non-streaming call (side prompts, summaries)."""
+        import openai
+
+        try:
+            reply = await self._openai().chat.completions.create(**self._params(messages, []))
+        except openai.APIError as exc:
+            raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
+        return (reply.choices[0].message.content or "") if reply.choices else ""
+
+
+def _deltas(chunk: Any) -> list[StreamDelta]:
+    out: list[StreamDelta] = []
+    if chunk.usage:
+        out.append(Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0))
+    for choice in chunk.choices or ():
+        delta = choice.delta
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if reasoning:
+            out.append(ReasoningChunk(reasoning))
+        if delta.content:
+            out.append(TextChunk(delta.content))
+        for call in delta.tool_calls or ():
+            fn = call.function
+            out.append(ToolCallChunk(call.index, call.id, fn.name if fn else None, (fn.arguments or "") if fn else ""))
+        if choice.finish_reason:
+            out.append(Finish(choice.finish_reason))
+    return out
+
+
+def describe_api_error(exc: Exception, base_url: str | None) -> str:
+    """One sentence a user can act on."""
+    import openai
+
+    where = base_url or "the OpenAI API"
+    if isinstance(exc, openai.AuthenticationError):
+        return f"The model endpoint ({where}) rejected the API key (401). Check OPENAI_API_KEY."
+    if isinstance(exc, openai.APITimeoutError):
+        return f"The model endpoint ({where}) timed out."
+    if isinstance(exc, openai.APIConnectionError):
+        return f"Could not reach the model endpoint ({where}): {exc.__cause__ or exc}."
+    if isinstance(exc, openai.APIStatusError):
+        return f"The model endpoint ({where}) answered HTTP {exc.status_code}: {_error_message(exc)}"
+    return f"The model call failed: {exc}"
+
+
+def _error_message(exc: Any) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        return str(body.get("message") or body.get("error", {}).get("message") or body)
+    return exc.message

@@ -1,0 +1,62 @@
+"""Serving an agent over stdio, with stdout kept for the protocol alone.
+
+One stray byte on stdout (a print, a child process, a library banner) can hang the editor. So
+fd 1 is pointed at stderr at startup, and the protocol writes to a private copy of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+from typing import Any
+
+STDIN_LIMIT = 50 * 1024 * 1024
+
+
+def configure_logging(log_dir: Path) -> None:
+    level = os.environ.get("CROW_LOG_LEVEL", "INFO").upper()
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handlers.append(RotatingFileHandler(log_dir / "crow.log", maxBytes=5_000_000, backupCount=3))
+    except OSError as exc:
+        sys.stderr.write(f"crow: cannot write logs to {log_dir}: {exc}\n")
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per model request is noise
+
+
+def protect_stdout() -> int:
+    """Point fd 1 and sys.stdout at stderr; return a private fd for the protocol."""
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STDIN_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    pipe = os.fdopen(protocol_fd, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def serve_stdio(agent: Any, protocol_fd: int) -> None:
+    from acp import run_agent
+
+    reader, writer = await stdio_streams(protocol_fd)
+    try:
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+    finally:
+        await agent.shutdown()
+
+
+def serve(agent: Any) -> None:
+    """Serve `agent` to the editor on stdin/stdout until the editor closes stdin."""
+    protocol_fd = protect_stdout()
+    asyncio.run(serve_stdio(agent, protocol_fd))

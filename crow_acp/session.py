@@ -1,0 +1,222 @@
+"""A session's state, and SessionAccess: the narrow view callbacks get."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from .events import ActivityReported, Event, ToolKind, ToolStatus, Usage
+from .hooks import SlashCommand
+from .mcp_host import McpHost
+from .store import SessionStore, StoredMessage
+from .tools import Tool
+
+if TYPE_CHECKING:
+    import anyio
+
+    from .llm import ModelClient
+
+SUMMARY_PREFIX = "This conversation was compacted. A summary of the earlier part follows.\n\n"
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    cwd: str
+    store: SessionStore
+    model: ModelClient
+    emit: Callable[[Event], Awaitable[None]]
+    mcp: McpHost
+    additional_directories: list[str] = field(default_factory=list)
+    history: list[StoredMessage] = field(default_factory=list)
+    """Active entries, in the order the model sees them."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """Persisted session data: context, allowed_tools, mcp_servers, additional_directories."""
+    title: str | None = None
+    local_tools: dict[str, Tool] = field(default_factory=dict)
+    commands: dict[str, SlashCommand] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    scope: anyio.CancelScope | None = None
+    last_usage: Usage | None = None
+    compaction_request: str | None = None
+    """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""
+    client: Any = None
+    client_capabilities: Any = None
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.data.setdefault("context", {})
+
+    @property
+    def allowed_tools(self) -> list[str]:
+        return self.data.setdefault("allowed_tools", [])
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [entry.message for entry in self.history]
+
+    def tools(self) -> list[Tool]:
+        return [*self.local_tools.values(), *self.mcp.tools()]
+
+    def record(self, message: dict[str, Any], **extra: Any) -> StoredMessage:
+        """Append a message to the history and the store at once."""
+        entry = StoredMessage(message, extra)
+        entry.row_id = self.store.append(self.id, entry)
+        self.history.append(entry)
+        return entry
+
+    def save(self) -> None:
+        self.store.update(self.id, data=self.data)
+
+
+class SessionAccess:
+    """What a callback may touch: never the agent or the connection."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    @property
+    def session_id(self) -> str:
+        return self._s.id
+
+    @property
+    def cwd(self) -> str:
+        return self._s.cwd
+
+    @property
+    def additional_directories(self) -> list[str]:
+        return list(self._s.additional_directories)
+
+    @property
+    def last_usage(self) -> Usage | None:
+        """Token counts the provider reported for the last model call."""
+        return self._s.last_usage
+
+    @property
+    def context_window(self) -> int:
+        return self._s.model.profile.context_window
+
+    @property
+    def compaction_requested(self) -> str | None:
+        """The focus text of a pending trigger_compaction() ("" without focus), or None."""
+        return self._s.compaction_request
+
+    # Read
+    def get_messages(self) -> list[dict[str, Any]]:
+        """Copies of the messages the next model call will see."""
+        return json.loads(json.dumps(self._s.messages()))
+
+    def get_context(self, key: str, default: Any = None) -> Any:
+        return self._s.context.get(key, default)
+
+    def get_summary(self) -> str:
+        """What the agent concluded: the text of the last assistant message of the latest turn.
+
+        Tool calls, tool output and reasoning are never part of it. If the last assistant message
+        has no text, the texts of the latest turn's assistant messages are joined instead.
+        """
+        turn: list[str] = []
+        for message in reversed(self._s.messages()):
+            if message["role"] == "user":
+                break
+            if message["role"] == "assistant" and message.get("content"):
+                turn.insert(0, message["content"])
+                if not message.get("tool_calls"):
+                    return message["content"]
+        return "\n\n".join(turn)
+
+    def tool_names(self) -> list[str]:
+        return [tool.name for tool in self._s.tools()]
+
+    # Write
+    def add_message(self, role: str, content: str, **extra: Any) -> None:
+        """Append a message the next model call sees; it is persisted at once."""
+        self._s.record({"role": role, "content": content}, **extra)
+
+    def set_context(self, key: str, value: Any) -> None:
+        """Store a JSON-serializable value with the session; it survives restarts."""
+        json.dumps(value)  # fail here, with the caller on the stack, not later in the store
+        self._s.context[key] = value
+        self._s.save()
+
+    def set_system_prompt(self, text: str) -> None:
+        """Replace the system message (the first message), or insert it."""
+        history = self._s.history
+        if history and history[0].message["role"] == "system":
+            history[0].message = {"role": "system", "content": text}
+            self._s.store.replace(history[0].row_id, history[0].message)
+            return
+        entry = StoredMessage({"role": "system", "content": text})
+        entry.row_id = self._s.store.append(self._s.id, entry)
+        self._s.store.move_first(self._s.id, entry.row_id)
+        history.insert(0, entry)
+
+    def add_tool(self, tool: Tool) -> None:
+        """Offer a tool to the model from the next call on (crow's own tools, load_skill, plans)."""
+        self._s.local_tools[tool.name] = tool
+
+    def add_command(self, command: SlashCommand) -> None:
+        """Offer a slash command to the editor; available_commands_update follows."""
+        self._s.commands[command.name] = command
+
+    # Control
+    async def prompt(self, text: str, *, history: bool = False, system: str | None = None) -> str:
+        """A side call to the model; the session history is left alone."""
+        messages = self._s.messages() if history else []
+        if system:
+            messages = [{"role": "system", "content": system}, *[m for m in messages if m["role"] != "system"]]
+        return await self._s.model.complete([*messages, {"role": "user", "content": text}])
+
+    def trigger_compaction(self, focus: str = "") -> None:
+        """Ask the compaction callback to compact at the next safe point."""
+        self._s.compaction_request = focus
+
+    def take_compaction_request(self) -> str | None:
+        """For the compaction callback: the pending request's focus ("" without one), now cleared."""
+        request, self._s.compaction_request = self._s.compaction_request, None
+        return request
+
+    def compact_messages(self, keep_last: int, summary: str) -> int:
+        """Replace all but the last `keep_last` messages (and the system message) with `summary`.
+
+        The cut moves back to the nearest user message, so an assistant tool call is never split
+        from its results. The old messages stay in the store for replay. Returns how many
+        messages were replaced (0 when there is nothing older than the kept tail).
+        """
+        return compact_history(self._s, keep_last, summary)
+
+    async def report(
+        self,
+        title: str,
+        *,
+        status: ToolStatus = "completed",
+        kind: ToolKind = "other",
+        text: str | None = None,
+        activity_id: str | None = None,
+    ) -> str:
+        """Show progress in the editor as a tool call; reuse the returned id to update it."""
+        activity_id = activity_id or f"crow-{uuid.uuid4().hex[:12]}"
+        await self._s.emit(ActivityReported(self._s.id, activity_id, title, status, kind, text))
+        return activity_id
+
+
+def compact_history(session: Session, keep_last: int, summary: str) -> int:
+    history = session.history
+    head = 1 if history and history[0].message["role"] == "system" else 0
+    cut = max(head, len(history) - max(keep_last, 1))
+    while cut > head and history[cut].message["role"] != "user":
+        cut -= 1
+    if cut <= head:
+        return 0
+    old, tail = history[head:cut], history[cut:]
+    session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
+    session.history = history[:head]
+    session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, kind="compaction", replaced=len(old))
+    for entry in tail:
+        session.record(entry.message, **{**entry.extra, "copy": True})
+    session.context["compaction_summary"] = summary
+    session.context["compactions"] = session.context.get("compactions", 0) + 1
+    session.save()
+    return len(old)

@@ -1,0 +1,385 @@
+"""A scripted OpenAI-compatible chat-completions server for tests and benchmarks.
+
+Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and
+SSE framing follow what OpenAI, vLLM and DeepSeek send, so the real client
+stack (openai -> httpx2 -> sockets) is exercised end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import itertools
+import json
+import logging
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.client import responses
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ToolCall:  # one tool call the model "makes"
+    name: str
+    arguments: dict | str  # a str is sent verbatim so tests can send invalid JSON
+    id: str | None = None  # None: "call_<n>", unique per server
+
+
+@dataclass
+class Reply:  # one scripted model response
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    chunks: int | None = None  # None: ~4 chars per chunk, roughly token-sized
+    finish_reason: str | None = None
+    usage: dict | None = None
+    delay: float = 0.0
+    first_delay: float = 0.0
+
+
+@dataclass
+class Fault:  # an injected failure sent instead of a reply
+    status: int = 500
+    message: str = "scripted fault"
+    retry_after: float | None = None
+    cut_after: int | None = None  # 200, this many chunks of `reply`, then an abrupt close
+    reply: Reply | None = None
+    hang: bool = False  # headers, then silence until stop()
+
+
+Responder = Callable[[dict], Reply | Fault]
+Entry = Reply | Fault | Responder
+Writer = asyncio.StreamWriter
+
+# OpenAI's (type, code) per status, so clients that inspect error bodies behave as in production.
+_ERROR_KINDS = {401: ("invalid_request_error", "invalid_api_key"), 429: ("requests", "rate_limit_exceeded")}
+
+
+def _error_body(status: int, message: str) -> dict:
+    kind, code = _ERROR_KINDS.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _split(text: str, n: int | None) -> list[str]:
+    """Split text into n near-equal pieces, or token-sized pieces when n is None."""
+    if not text:
+        return []
+    if n is None:
+        return re.findall(r"\s*\S{1,4}|\s+", text)
+    n = max(1, min(n, len(text)))  # never emit empty deltas
+    size, extra = divmod(len(text), n)
+    bounds = list(itertools.accumulate([0] + [size + (i < extra) for i in range(n)]))
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
+    headers = headers | {"Connection": "keep-alive" if keep else "close"}
+    lines = [f"HTTP/1.1 {status} {responses.get(status, 'Unknown')}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _write_chunk(writer: Writer, data: bytes) -> None:
+    # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
+    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+    await writer.drain()
+
+
+class ScriptedModel:
+    """Serves scripted replies over real HTTP on 127.0.0.1 from a background thread."""
+
+    def __init__(
+        self, script: Iterable[Entry] = (), *, default: Reply | Responder | None = None,
+        model: str = "scripted-model", port: int = 0,
+    ) -> None:
+        self.default, self.model = default, model
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self._script: deque[Entry] = deque(script)
+        self._lock = threading.Lock()
+        self._want_port = port
+        self._port: int | None = None
+        self._call_ids, self._completion_ids = itertools.count(1), itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._conns: dict[asyncio.Task, Writer] = {}
+        self._error: BaseException | None = None
+
+    def add(self, *entries: Entry) -> None:
+        with self._lock:
+            self._script.extend(entries)
+
+    @property
+    def base_url(self) -> str:
+        if self._port is None:
+            raise RuntimeError("ScriptedModel is not running; call start() first")
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def start(self) -> ScriptedModel:
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        self._error = None
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="scripted-model", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if self._error is not None:
+            self._thread.join(1)
+            self._thread = None
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        thread, loop, stopping = self._thread, self._loop, self._stopping
+        if thread is None:
+            return
+        if loop is not None and stopping is not None:
+            try:
+                loop.call_soon_threadsafe(stopping.set)
+            except RuntimeError:  # loop already gone: the thread is finishing anyway
+                pass
+        thread.join(5)
+        self._thread = self._loop = self._stopping = self._port = None
+
+    def __enter__(self) -> ScriptedModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> ScriptedModel:
+        return self.start()  # start/stop block for milliseconds only
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self, ready: threading.Event) -> None:
+        try:
+            asyncio.run(self._serve(ready))
+        except BaseException as exc:  # surface bind errors to start() instead of dying silently
+            self._error = exc
+            log.exception("scripted model server crashed")
+        finally:
+            ready.set()
+
+    async def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(self._connection, "127.0.0.1", self._want_port, limit=2**20)
+        self._port = server.sockets[0].getsockname()[1]
+        ready.set()
+        await self._stopping.wait()
+        server.close()
+        conns = dict(self._conns)
+        for task in conns:
+            task.cancel()  # hanging requests would otherwise keep the thread alive
+        await asyncio.gather(*conns, return_exceptions=True)
+        for writer in conns.values():
+            writer.transport.abort()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: Writer) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns[task] = writer
+        try:
+            while await self._request(reader, writer):
+                pass  # keep-alive: httpx pools and reuses connections
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away; nobody is left to answer
+        except asyncio.CancelledError:
+            pass  # stop(); ending normally keeps 3.11's start_server callback from logging it
+        except Exception:
+            log.exception("scripted model connection failed")
+        finally:
+            self._conns.pop(task, None)
+            writer.close()
+
+    async def _request(self, reader: asyncio.StreamReader, writer: Writer) -> bool:
+        """Serve one request; return whether the connection stays open."""
+        line = await reader.readline()
+        if not line.strip():
+            return bool(line)  # tolerate a stray CRLF between requests; b"" is EOF
+        parts = line.decode("latin-1").split()
+        if len(parts) != 3:
+            await self._send_json(writer, 400, _error_body(400, "malformed request line"), False)
+            return False
+        method, target, version = parts
+        headers: dict[str, str] = {}
+        while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = raw.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length") or 0))
+        keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        path = target.split("?", 1)[0].rstrip("/")
+        if method == "GET" and path == "/v1/models":
+            listing = [{"id": self.model, "object": "model", "created": 0, "owned_by": "crow"}]
+            await self._send_json(writer, 200, {"object": "list", "data": listing}, keep)
+            return keep
+        if method == "POST" and path == "/v1/chat/completions":
+            return await self._chat(writer, body, headers, keep)
+        await self._send_json(writer, 404, _error_body(404, f"no route for {method} {path}"), keep)
+        return keep
+
+    async def _send_json(self, writer: Writer, status: int, obj: dict, keep: bool, extra: dict | None = None) -> None:
+        body = json.dumps(obj).encode()
+        headers = {"Content-Type": "application/json", "Content-Length": len(body), **(extra or {})}
+        writer.write(_head(status, headers, keep) + body)
+        await writer.drain()
+
+    async def _send_stream_head(self, writer: Writer, content_type: str, keep: bool) -> None:
+        headers = {"Content-Type": content_type, "Cache-Control": "no-cache", "Transfer-Encoding": "chunked"}
+        writer.write(_head(200, headers, keep))
+        await writer.drain()
+
+    async def _chat(self, writer: Writer, body: bytes, headers: dict, keep: bool) -> bool:
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            req = None
+        if not isinstance(req, dict):
+            await self._send_json(writer, 400, _error_body(400, "body must be a JSON object"), keep)
+            return keep
+        with self._lock:
+            self.requests.append(req)
+            self.headers.append(headers)
+        entry = await self._next_entry(req)
+        stream = bool(req.get("stream"))
+        if isinstance(entry, Fault):
+            return await self._fault(writer, entry, req, stream, keep)
+        await asyncio.sleep(entry.first_delay)
+        if stream:
+            await self._stream(writer, entry, req, keep)
+        else:
+            await self._send_json(writer, 200, self._completion(entry, req), keep)
+        return keep
+
+    async def _next_entry(self, req: dict) -> Reply | Fault:
+        with self._lock:
+            entry = self._script.popleft() if self._script else self.default
+        if entry is None:
+            return Fault(500, "script exhausted")
+        if isinstance(entry, (Reply, Fault)):
+            return entry
+        try:
+            result = entry(req)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # a broken responder must fail the request, not the server
+            log.exception("scripted responder raised")
+            return Fault(500, f"responder raised {exc!r}")
+        if not isinstance(result, (Reply, Fault)):
+            return Fault(500, f"responder returned {type(result).__name__}, not Reply or Fault")
+        return result
+
+    async def _fault(self, writer: Writer, fault: Fault, req: dict, stream: bool, keep: bool) -> bool:
+        if fault.hang:
+            await self._send_stream_head(writer, "text/event-stream" if stream else "application/json", keep)
+            await asyncio.Event().wait()  # only stop() (cancellation) ends this
+        if fault.cut_after is not None:
+            reply = fault.reply or Reply(text=fault.message)
+            await asyncio.sleep(reply.first_delay)
+            if stream:
+                await self._stream(writer, reply, req, keep, cut_after=fault.cut_after)
+            else:  # full Content-Length, half the body: the client sees a truncated read
+                body = json.dumps(self._completion(reply, req)).encode()
+                writer.write(_head(200, {"Content-Type": "application/json", "Content-Length": len(body)}, False))
+                writer.write(body[: len(body) // 2])
+                await writer.drain()
+            return False  # no terminating chunk: the connection closes mid-message
+        extra = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+        await self._send_json(writer, fault.status, _error_body(fault.status, fault.message), keep, extra)
+        return keep
+
+    def _calls(self, reply: Reply) -> list[tuple[str, str, str]]:
+        """(id, name, arguments string) per tool call; ids are drawn per send so a reused Reply stays unique."""
+        args = [c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments) for c in reply.tool_calls]
+        return [(c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args)]
+
+    def _deltas(self, reply: Reply) -> list[dict]:
+        deltas: list[dict] = [{"role": "assistant", "content": ""}]
+        deltas += [{"reasoning_content": piece} for piece in _split(reply.reasoning, None)]
+        deltas += [{"content": piece} for piece in _split(reply.text, reply.chunks)]
+        for i, (call_id, name, args) in enumerate(self._calls(reply)):
+            function = {"name": name, "arguments": ""}
+            deltas.append({"tool_calls": [{"index": i, "id": call_id, "type": "function", "function": function}]})
+            pieces = _split(args, max(3, -(-len(args) // 16)))  # several fragments, like real providers
+            deltas += [{"tool_calls": [{"index": i, "function": {"arguments": p}}]} for p in pieces]
+        return deltas
+
+    def _completion(self, reply: Reply, req: dict) -> dict:
+        calls = self._calls(reply)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if calls else "")}
+        if calls:
+            tool_calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
+            message["tool_calls"] = tool_calls
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish(reply)}
+        head = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion", "created": int(time.time())}
+        return head | {"model": self.model, "choices": [choice], "usage": self._usage(reply, req)}
+
+    @staticmethod
+    def _finish(reply: Reply) -> str:
+        return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+    @staticmethod
+    def _usage(reply: Reply, req: dict) -> dict:
+        if reply.usage is not None:
+            return reply.usage
+        prompt = len(json.dumps(req.get("messages", []))) // 4
+        completion = len(reply.text) // 4 + 1
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    async def _stream(self, writer: Writer, reply: Reply, req: dict, keep: bool, cut_after: int | None = None) -> None:
+        base = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion.chunk"}
+        base |= {"created": int(time.time()), "model": self.model}
+        with_usage = bool((req.get("stream_options") or {}).get("include_usage"))
+        if with_usage:
+            base["usage"] = None  # OpenAI marks every non-final chunk like this when usage is requested
+
+        def chunk(delta: dict, finish: str | None = None) -> dict:
+            return base | {"choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+        events = [chunk(delta) for delta in self._deltas(reply)]
+        if cut_after is not None:
+            events = events[:cut_after]
+        else:
+            events.append(chunk({}, self._finish(reply)))
+            if with_usage:
+                events.append(base | {"choices": [], "usage": self._usage(reply, req)})
+        await self._send_stream_head(writer, "text/event-stream", keep)
+        for i, event in enumerate(events):
+            if i and reply.delay:
+                await asyncio.sleep(reply.delay)
+            await _write_chunk(writer, b"data: " + json.dumps(event).encode() + b"\n\n")
+        if cut_after is None:
+            await _write_chunk(writer, b"data: [DONE]\n\n")
+            await _write_chunk(writer, b"")  # zero-length chunk ends the HTTP body
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve one scripted reply forever on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--text", default="hello from the scripted model")
+    parser.add_argument("--reasoning", default="")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds between streamed chunks")
+    parser.add_argument("--model", default="scripted-model")
+    args = parser.parse_args(argv)
+    reply = Reply(text=args.text, reasoning=args.reasoning, delay=args.delay)
+    with ScriptedModel(default=reply, model=args.model, port=args.port) as model:
+        print(model.base_url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

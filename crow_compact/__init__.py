@@ -1,0 +1,1 @@
+"""crow_compact: see README."""

@@ -1,0 +1,1 @@
+"""crow_prompt: see README."""

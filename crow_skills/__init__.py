@@ -1,0 +1,1 @@
+"""crow_skills: see README."""
