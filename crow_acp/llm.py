@@ -64,6 +64,21 @@ class ModelClient:
             )
         return self._client
 
+    async def _post(self, body: dict[str, Any]) -> Any:
+        """POST the body as it is. crow's messages are plain JSON already, and create() would walk the
+        whole history through openai's typed transform on every call: O(history) in pure Python."""
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return await self._openai().post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            body=body,
+            options={"security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+
     def _params(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
         if tools:
@@ -71,17 +86,15 @@ class ModelClient:
         for key in ("max_tokens", "temperature", "reasoning_effort"):
             if (value := getattr(self.profile, key)) is not None:
                 params[key] = value
-        if self.profile.extra_body:
-            params["extra_body"] = self.profile.extra_body
-        return params
+        return {**params, **self.profile.extra_body}
 
     async def stream(self, messages: list[dict], tools: list[dict]) -> AsyncIterator[StreamDelta]:
         import openai
 
         started = finished = False
         try:
-            stream = await self._openai().chat.completions.create(
-                **self._params(messages, tools), stream=True, stream_options={"include_usage": True}
+            stream = await self._post(
+                {**self._params(messages, tools), "stream": True, "stream_options": {"include_usage": True}}
             )
             async for chunk in stream:
                 started = True
@@ -100,7 +113,7 @@ class ModelClient:
         import openai
 
         try:
-            reply = await self._openai().chat.completions.create(**self._params(messages, []))
+            reply = await self._openai().chat.completions.create(**self._params(messages, []))  # rare: side calls
         except openai.APIError as exc:
             raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
         return (reply.choices[0].message.content or "") if reply.choices else ""

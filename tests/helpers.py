@@ -1,0 +1,164 @@
+"""Shared test parts: a recording ACP client and a way to run `crow acp` under it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+import anyio
+
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    HttpMcpServer,
+    Implementation,
+    McpServerStdio,
+    RequestPermissionResponse,
+    SseMcpServer,
+)
+
+
+class RecordingClient:
+    """An ACP client that records every update and answers permission requests from a script."""
+
+    def __init__(self, permission: str = "allow_once") -> None:
+        self.updates: list[Any] = []
+        self.permission_requests: list[Any] = []
+        self.permission = permission  # an option id, or "cancelled"
+        self.permission_delay = 0.0
+        self._changed = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append(update)
+        self._notify()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
+        self.permission_requests.append((tool_call, options))
+        self._notify()
+        if self.permission_delay:
+            await asyncio.sleep(self.permission_delay)
+        if self.permission == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.permission))
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait_for(self, predicate: Callable[[RecordingClient], Any], timeout: float = 15.0) -> None:
+        """Wait until predicate(self) holds; it is checked after every update and permission request."""
+        with anyio.fail_after(timeout):
+            while not predicate(self):
+                await self._changed.wait()
+
+    def tool_updates(self, call_id: str) -> list[Any]:
+        return [u for u in self.updates if getattr(u, "tool_call_id", None) == call_id]
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for u in self.updates]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.updates if u.session_update == "agent_message_chunk")
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+
+def crow_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CROW_"))}
+    return {**env, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": base_url, "CROW_HOME": str(home), **extra}
+
+
+@asynccontextmanager
+async def run_crow(
+    client: Any,
+    env: dict[str, str],
+    *args: str,
+    cwd: str | None = None,
+    capabilities: ClientCapabilities | None = None,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Spawn `python -m crow acp ARGS` and initialize it; yields (connection, process)."""
+    command = [sys.executable, "-m", "crow", "acp", *args]
+    async with spawn_agent_process(client, *command, env=env, cwd=cwd, transport_kwargs={"stderr": None}) as (conn, proc):
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=capabilities or ClientCapabilities(),
+            client_info=Implementation(name="crow-tests", version="0"),
+        )
+        yield conn, proc
+
+
+def text(value: str) -> Any:
+    return text_block(value)
+
+
+# MCP servers for the tests
+TESTS = Path(__file__).resolve().parent
+ECHO_SERVER = TESTS / "mcp_servers" / "echo_server.py"
+TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+def echo_stdio(name: str = "echo", *extra_args: str) -> McpServerStdio:
+    return McpServerStdio(name=name, command=sys.executable, args=[str(ECHO_SERVER), *extra_args], env=[])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@asynccontextmanager
+async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
+    """The echo server over streamable HTTP ("http") or SSE ("sse"); yields the ACP server entry."""
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        with anyio.fail_after(20):
+            while True:  # the port opens once uvicorn is serving
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                    await stream.aclose()
+                    break
+                except OSError:
+                    if proc.returncode is not None:
+                        raise RuntimeError(f"echo server ({kind}) exited with {proc.returncode}")
+                    await anyio.sleep(0.05)
+        if kind == "http":
+            yield HttpMcpServer(type="http", name=name or "web", url=f"http://127.0.0.1:{port}/mcp", headers=[])
+        else:
+            yield SseMcpServer(type="sse", name=name or "events", url=f"http://127.0.0.1:{port}/sse", headers=[])
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.toml").write_text(text)
+
+
+def tool_names(request: dict) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools", [])]
+
+
+def assert_valid_history(messages: list[dict]) -> None:
+    """Every assistant tool call is answered by a tool message before the next non-tool message."""
+    for i, message in enumerate(messages):
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            answers = []
+            for later in messages[i + 1 :]:
+                if later["role"] != "tool":
+                    break
+                answers.append(later["tool_call_id"])
+            assert sorted(answers) == sorted(c["id"] for c in message["tool_calls"]), messages
