@@ -93,6 +93,7 @@ class AcpAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
         self.client_capabilities = client_capabilities
+        self._spawn(asyncio.to_thread(_prewarm))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -281,7 +282,10 @@ class AcpAgent:
 
     def _after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
-        task = asyncio.create_task(self._announce(session_id))
+        self._spawn(self._announce(session_id))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -304,6 +308,11 @@ class AcpAgent:
             return
         for observer in self.observers:
             await call_user_code(observer, event)
+
+
+def _prewarm() -> None:
+    """Import the model client off the event loop while the user types: it takes most of a second."""
+    import openai.types.chat  # noqa: F401
 
 
 def server_spec(server: Any) -> ServerSpec:
