@@ -33,6 +33,7 @@ from .events import (
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
+    ToolCallUpdated,
     TurnFinished,
 )
 from .hooks import SlashCommand
@@ -72,6 +73,8 @@ def event_update(event: Event) -> Any:
         case ActivityReported(_, activity_id, title, status, kind, text):
             content = [tool_content(text_block(text))] if text else None
             return start_tool_call(activity_id, title, kind=kind, status=status, content=content)
+        case ToolCallUpdated(_, call_id, content):
+            return update_tool_call(call_id, content=content)
         case TitleChanged(_, title):
             return SessionInfoUpdate(session_update="session_info_update", title=title)
         case ErrorOccurred() | TurnFinished():
@@ -129,7 +132,10 @@ def _assistant_chunks(message: dict, extra: dict) -> Iterator[Any]:
 
 def _tool_updates(message: dict, tool: dict) -> Iterator[Any]:
     call_id = message["tool_call_id"]
-    content = tool.get("content") or [tool_content(text_block(message.get("content") or ""))]
+    # A terminal id dies with the process that made it, so a replayed command shows its output as text.
+    content = [item for item in tool.get("content") or [] if item.get("type") != "terminal"]
+    if not content or len(content) < len(tool.get("content") or []):
+        content.append(tool_content(text_block(message.get("content") or "")))
     yield start_tool_call(
         call_id,
         tool.get("title") or tool.get("name") or "tool",

@@ -118,6 +118,15 @@ class ActivityReported:
 
 
 @dataclass(frozen=True)
+class ToolCallUpdated:
+    """A running tool's intermediate content, e.g. the editor terminal it runs in (shown live)."""
+
+    session_id: str
+    call_id: str
+    content: list[Any]
+
+
+@dataclass(frozen=True)
 class TitleChanged:
     session_id: str
     title: str
@@ -134,5 +143,6 @@ Event = (
     | ErrorOccurred
     | ActivityReported
     | TitleChanged
+    | ToolCallUpdated
 )
 Observer = Callable[[Event], Awaitable[None] | None]

@@ -170,10 +170,11 @@ async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[
         return await _finish(session, call, ToolResult(refusal, is_error=True), done)
     await session.emit(ToolCallRunning(session.id, call.id))
     context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
-    with anyio.move_on_after(turn.tool_timeout) as timer:
+    limit = getattr(tool, "timeout", None) or turn.tool_timeout  # a tool with its own limit says so
+    with anyio.move_on_after(limit) as timer:
         result = await tool.call(arguments, context)
     if timer.cancelled_caught:
-        result = ToolResult(f"The tool timed out after {turn.tool_timeout:g} s.", is_error=True)
+        result = ToolResult(f"The tool timed out after {limit:g} s.", is_error=True)
     await _finish(session, call, result, done)
 
 

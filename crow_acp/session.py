@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from .events import ActivityReported, Event, ToolKind, ToolStatus, Usage
+from .events import ActivityReported, Event, ModelCallFinished, ToolCallUpdated, ToolKind, ToolStatus, Usage
 from .hooks import SlashCommand
 from .mcp_host import McpHost
 from .store import SessionStore, StoredMessage
@@ -200,6 +200,14 @@ class SessionAccess:
         activity_id = activity_id or f"crow-{uuid.uuid4().hex[:12]}"
         await self._s.emit(ActivityReported(self._s.id, activity_id, title, status, kind, text))
         return activity_id
+
+    async def report_usage(self, used: int) -> None:
+        """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
+        await self._s.emit(ModelCallFinished(self._s.id, Usage(prompt_tokens=used), None, self.context_window))
+
+    async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
+        """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
+        await self._s.emit(ToolCallUpdated(self._s.id, call_id, list(content)))
 
 
 def compact_history(session: Session, keep_last: int, summary: str) -> int:

@@ -57,6 +57,8 @@ class FunctionTool:
     kind: ToolKind = "other"
     title: Callable[[dict[str, Any]], str] | None = None
     locations: Callable[[dict[str, Any]], tuple[str, ...]] | None = field(default=None, repr=False)
+    timeout: float | None = None
+    """Seconds the loop allows a call; None means the configured tool timeout."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView:
         title = self.title(arguments) if self.title else self.name

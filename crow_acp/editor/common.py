@@ -1,0 +1,74 @@
+"""What the editor tools share: client capability checks, output truncation, error results."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Awaitable, Callable
+
+from acp import RequestError
+
+from ..events import ToolResult
+from ..tools import ToolContext
+from .paths import ToolError
+
+MAX_OUTPUT = 30_000
+"""Characters of tool output the model gets; the middle of longer output is cut."""
+
+
+def client_can(context: ToolContext, capability: str) -> bool:
+    """Whether the attached client advertised `read_text_file`, `write_text_file` or `terminal`."""
+    caps = context.client_capabilities
+    if context.client is None or caps is None:
+        return False
+    if capability == "terminal":
+        return bool(caps.terminal)
+    return bool(caps.fs and getattr(caps.fs, capability, False))
+
+
+def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
+    """Keep the head and the tail (where errors usually are), with a visible marker between."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    head = limit // 2
+    return f"{text[:head]}\n[... {cut} characters truncated ...]\n{text[head + cut:]}"
+
+
+def client_error(action: str, exc: RequestError) -> ToolError:
+    details = exc.data.get("details") if isinstance(exc.data, dict) else exc.data
+    return ToolError(f"The editor could not {action}: {exc}" + (f" ({details})" if details else ""))
+
+
+Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+def guarded(handler: Handler) -> Handler:
+    """Turn expected failures into error results for the model instead of failed turns."""
+
+    @functools.wraps(handler)
+    async def run(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        try:
+            return await handler(arguments, context)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except RequestError as exc:
+            return ToolResult(str(client_error("carry out the request", exc)), is_error=True)
+        except OSError as exc:
+            return ToolResult(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), is_error=True)
+        except KeyError as exc:
+            return ToolResult(f"Missing argument: {exc.args[0]}", is_error=True)
+        except (TypeError, ValueError) as exc:
+            return ToolResult(f"Invalid arguments: {exc}", is_error=True)
+
+    return run
+
+
+def int_arg(arguments: dict[str, Any], name: str, default: int | None, low: int = 1, high: int | None = None) -> int | None:
+    """An integer argument (models sometimes send "10"), checked against its bounds."""
+    value = arguments.get(name, default)
+    if value is None:
+        return None
+    number = int(value)
+    if number < low:
+        raise ToolError(f"{name} must be at least {low}, got {number}")
+    return min(number, high) if high is not None else number

@@ -1,0 +1,173 @@
+"""run_command: in an editor terminal embedded in the tool call, or in a local subprocess.
+
+Either way the command gets a timeout, its output is cut with a visible marker, and nothing is
+left behind: the editor terminal is always released, the local process group always killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+from typing import Any
+
+import anyio
+from acp import RequestError, text_block, tool_content, tool_terminal_ref
+from acp.schema import EnvVariable
+
+from ..events import ToolResult
+from ..tools import FunctionTool, ToolContext
+from .common import MAX_OUTPUT, client_can, guarded, int_arg, truncate
+from .paths import ToolError, Workspace
+
+log = logging.getLogger(__name__)
+
+SHELL = shutil.which("bash") or "/bin/sh"
+DEFAULT_TIMEOUT = 60
+MAX_TIMEOUT = 600
+CLIENT_OUTPUT_BYTES = 4 * MAX_OUTPUT
+QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat"}
+"""Editor terminals are ptys: without this, `git log` would wait in a pager until the timeout."""
+
+
+def outcome(output: str, exit_code: int | None, signal_name: str | None, timed_out: float | None) -> str:
+    if timed_out is not None:
+        status = f"Timed out after {timed_out:g} s; the command was killed."
+    elif signal_name:
+        status = f"Killed by signal {signal_name}."
+    else:
+        status = f"Exit code {exit_code}."
+    return f"{output.rstrip()}\n\n{status}" if output.strip() else f"(no output)\n\n{status}"
+
+
+async def in_terminal(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
+    client, session_id = context.client, context.session.session_id
+    created = await client.create_terminal(
+        session_id=session_id,
+        command=SHELL,
+        args=["-c", command],
+        cwd=cwd,
+        env=[EnvVariable(name=k, value=v) for k, v in QUIET_ENV.items()],
+        output_byte_limit=CLIENT_OUTPUT_BYTES,
+    )
+    ids = {"session_id": session_id, "terminal_id": created.terminal_id}
+    ref = tool_terminal_ref(created.terminal_id)
+    try:
+        await context.session.update_tool_call(context.call_id, [ref])
+        with anyio.move_on_after(timeout) as timer:
+            await client.wait_for_terminal_exit(**ids)
+        if timer.cancelled_caught:
+            await client.kill_terminal(**ids)
+        result = await client.terminal_output(**ids)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _release(client, ids)
+    exit_status = result.exit_status
+    output = ("[... earlier output truncated ...]\n" if result.truncated else "") + truncate(result.output)
+    timed_out = timeout if timer.cancelled_caught else None
+    text = outcome(output, exit_status and exit_status.exit_code, exit_status and exit_status.signal, timed_out)
+    content: list[Any] = [ref]
+    if timed_out is not None:
+        content.append(tool_content(text_block(text.rsplit("\n\n", 1)[-1])))
+    raw = {"exit_code": exit_status and exit_status.exit_code, "timed_out": timed_out is not None}
+    return ToolResult(text, is_error=timed_out is not None, content=content, raw_output=raw)
+
+
+async def _release(client: Any, ids: dict[str, str]) -> None:
+    try:
+        await client.release_terminal(**ids)
+    except RequestError as exc:
+        log.warning("the editor could not release terminal %s: %s", ids["terminal_id"], exc)
+
+
+class Capture:
+    """A process's output, bounded: the first and last MAX_OUTPUT/2 bytes, and how much fell between."""
+
+    def __init__(self, keep: int = MAX_OUTPUT // 2) -> None:
+        self.keep, self.head, self.tail, self.dropped = keep, bytearray(), bytearray(), 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = max(self.keep - len(self.head), 0)
+            self.head += chunk[:room]
+            self.tail += chunk[room:]
+            if (extra := len(self.tail) - self.keep) > 0:
+                self.dropped += extra
+                del self.tail[:extra]
+
+    def text(self) -> str:
+        marker = f"\n[... {self.dropped} bytes truncated ...]\n" if self.dropped else ""
+        return self.head.decode(errors="replace") + marker + self.tail.decode(errors="replace")
+
+
+async def locally(command: str, cwd: str, timeout: float) -> ToolResult:
+    process = await asyncio.create_subprocess_exec(
+        SHELL, "-c", command, cwd=cwd, env={**os.environ, **QUIET_ENV},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a timeout kills its children too
+    )  # fmt: skip
+    capture = Capture()
+    reader = asyncio.create_task(capture.drain(process.stdout))
+    try:
+        with anyio.move_on_after(timeout) as timer:
+            await process.wait()
+        _kill_group(process)  # also background jobs it started, as closing an editor terminal would
+        with anyio.move_on_after(2):
+            await process.wait()
+            await reader
+    finally:
+        _kill_group(process)
+        reader.cancel()
+    timed_out = timeout if timer.cancelled_caught else None
+    code = process.returncode
+    signal_name = signal.Signals(-code).name if code is not None and code < 0 and timed_out is None else None
+    text = outcome(capture.text(), code, signal_name, timed_out)
+    shown = [tool_content(text_block(f"```\n{text}\n```"))]
+    raw = {"exit_code": code if code is not None and code >= 0 else None, "timed_out": timed_out is not None}
+    return ToolResult(text, is_error=timed_out is not None, content=shown, raw_output=raw)
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is already gone
+
+
+def terminal_tools(ws: Workspace) -> list[FunctionTool]:
+    @guarded
+    async def run_command(args: dict[str, Any], context: ToolContext) -> ToolResult:
+        command = str(args["command"]).strip()
+        if not command:
+            raise ToolError("command is empty.")
+        cwd = ws.resolve(str(args.get("cwd") or "."))
+        if not os.path.isdir(cwd):
+            raise ToolError(f"{ws.display(cwd)} is not a directory.")
+        timeout = int_arg(args, "timeout", DEFAULT_TIMEOUT, high=MAX_TIMEOUT)
+        if client_can(context, "terminal"):
+            return await in_terminal(command, cwd, timeout, context)
+        return await locally(command, cwd, timeout)
+
+    return [
+        FunctionTool(
+            "run_command",
+            f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
+            f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
+            f"long output is cut in the middle. Do not start interactive programs.",
+            {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command line."},
+                    "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory."},
+                    "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+                },
+                "required": ["command"],
+            },
+            run_command,
+            kind="execute",
+            title=lambda args: f"`{args.get('command', '')}`",
+            timeout=MAX_TIMEOUT + 30,  # the command's own timeout governs; this only backstops it
+        ),
+    ]
