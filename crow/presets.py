@@ -10,7 +10,27 @@ from crow_acp.hooks import CrowCallbacks
 
 def default_callbacks(config: Any = None) -> CrowCallbacks:
     """The default prompt, skills and compaction callbacks (each package adds its part here)."""
-    return CrowCallbacks()
+    from crow_acp.editor import editor_tools
+    from crow_compact import compact_from_config
+
+    callbacks = CrowCallbacks(begin_session=[editor_tools()])
+    callbacks += _skills_and_prompt(config)
+    compact = compact_from_config(config)
+    # First in pre_request: the prompt and skills callbacks after it rebuild what a compaction removed
+    # before that same model call. In post_response it checks once the reply is recorded.
+    callbacks.pre_request.insert(0, compact)
+    callbacks.post_response.append(compact)
+    return callbacks
+
+
+def _skills_and_prompt(config: Any) -> CrowCallbacks:
+    """Skills, then the prompt: the prompt's begin_session renders the tool names and the skills catalog."""
+    from crow_prompt import default_prompt
+    from crow_skills import default_skills
+
+    home = getattr(config, "home", None)
+    prompt = default_prompt(system_path=config.prompt.system_path if config else None, home=home)
+    return default_skills(home=home) + CrowCallbacks(begin_session=[prompt], pre_request=[prompt])
 
 
 def default_agent(config: Any = None) -> AcpAgent:

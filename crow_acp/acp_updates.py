@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from acp import start_tool_call, text_block, tool_content, update_tool_call
+from acp import plan_entry, start_tool_call, text_block, tool_content, update_plan, update_tool_call
 from acp.helpers import update_available_commands
 from acp.schema import (
     AgentMessageChunk,
@@ -24,6 +24,7 @@ from acp.schema import (
 
 from .events import (
     ActivityReported,
+    PlanUpdated,
     ErrorOccurred,
     Event,
     ModelCallFinished,
@@ -47,9 +48,16 @@ class AcpUpdates:
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self.activities: set[str] = set()
 
     async def __call__(self, event: Event) -> None:
-        if (update := event_update(event)) is not None:
+        update = event_update(event)
+        if isinstance(event, ActivityReported):
+            # The first report of an activity starts a tool call; later ones update it.
+            if event.activity_id in self.activities:
+                update = update_tool_call(event.activity_id, status=event.status, title=event.title, content=update.content)
+            self.activities.add(event.activity_id)
+        if update is not None:
             await self.conn.session_update(session_id=event.session_id, update=update)
 
 
@@ -77,6 +85,8 @@ def event_update(event: Event) -> Any:
             return update_tool_call(call_id, content=content)
         case TitleChanged(_, title):
             return SessionInfoUpdate(session_update="session_info_update", title=title)
+        case PlanUpdated(_, entries):
+            return update_plan([plan_entry(e.content, priority=e.priority, status=e.status) for e in entries])
         case ErrorOccurred() | TurnFinished():
             return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
     return None

@@ -6,9 +6,19 @@ import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from .events import ActivityReported, Event, ModelCallFinished, ToolCallUpdated, ToolKind, ToolStatus, Usage
+from .events import (
+    ActivityReported,
+    Event,
+    ModelCallFinished,
+    PlanEntry,
+    PlanUpdated,
+    ToolCallUpdated,
+    ToolKind,
+    ToolStatus,
+    Usage,
+)
 from .hooks import SlashCommand
 from .mcp_host import McpHost
 from .store import SessionStore, StoredMessage
@@ -20,6 +30,7 @@ if TYPE_CHECKING:
     from .llm import ModelClient
 
 SUMMARY_PREFIX = "This conversation was compacted. A summary of the earlier part follows.\n\n"
+SUMMARY_ACK = "Understood. I will continue from this summary."
 
 
 @dataclass(eq=False)
@@ -103,7 +114,17 @@ class SessionAccess:
         """The focus text of a pending trigger_compaction() ("" without focus), or None."""
         return self._s.compaction_request
 
+    @property
+    def model_name(self) -> str:
+        """The model id the session's calls go to."""
+        return self._s.model.profile.model
+
     # Read
+    def entries(self) -> Sequence[StoredMessage]:
+        """The live history (each entry's .message and .extra), without copying: for per-call checks
+        that must not cost O(history). Read-only; compaction replaces the list, so compare identity."""
+        return self._s.history
+
     def get_messages(self) -> list[dict[str, Any]]:
         """Copies of the messages the next model call will see."""
         return json.loads(json.dumps(self._s.messages()))
@@ -209,6 +230,10 @@ class SessionAccess:
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
         await self._s.emit(ToolCallUpdated(self._s.id, call_id, list(content)))
 
+    async def update_plan(self, entries: list[PlanEntry]) -> None:
+        """Show the whole current plan in the editor (an ACP `plan` update replaces the previous one)."""
+        await self._s.emit(PlanUpdated(self._s.id, tuple(entries)))
+
 
 def compact_history(session: Session, keep_last: int, summary: str) -> int:
     history = session.history
@@ -222,6 +247,8 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
     session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
     session.history = history[:head]
     session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, kind="compaction", replaced=len(old))
+    # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
+    session.record({"role": "assistant", "content": SUMMARY_ACK}, hidden=True)
     for entry in tail:
         session.record(entry.message, **{**entry.extra, "copy": True})
     session.context["compaction_summary"] = summary

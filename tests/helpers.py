@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -162,3 +163,35 @@ def assert_valid_history(messages: list[dict]) -> None:
                     break
                 answers.append(later["tool_call_id"])
             assert sorted(answers) == sorted(c["id"] for c in message["tool_calls"]), messages
+
+
+def assert_strict_pairing(messages: list[dict[str, Any]], *, in_flight_ok: bool = False) -> None:
+    """The rules strict OpenAI-compatible servers enforce on tool calls (vLLM, Mistral, OpenAI itself)."""
+    expecting: set[str] | None = None
+    for index, message in enumerate(messages):
+        role = message["role"]
+        assert role != "system" or index == 0, f"{index}: a system message after the start"
+        if role == "tool":
+            assert expecting is not None, f"{index}: a tool result with no assistant tool call right before it"
+            assert message["tool_call_id"] in expecting, f"{index}: result for {message['tool_call_id']}, not an open call"
+            expecting.discard(message["tool_call_id"])
+            continue
+        assert not expecting, f"{index}: {role} message while calls {expecting} are unanswered"
+        expecting = None
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            assert message.get("content") or calls, f"{index}: an assistant message with neither content nor calls"
+            ids = [call["id"] for call in calls]
+            assert len(ids) == len(set(ids)), f"{index}: duplicate call ids in one message"
+            for call in calls:
+                assert call["type"] == "function"
+                json.loads(call["function"]["arguments"])
+            expecting = set(ids) if calls else None
+    if expecting:
+        assert in_flight_ok and messages[-1].get("tool_calls"), f"calls {expecting} never answered"
+    first = next((m for m in messages if m["role"] != "system"), None)
+    assert first is None or first["role"] == "user", "the conversation must open with a user message"
+
+
+CORE_AGENT = str(TESTS / "agents" / "core_agent.py") + ":build"
+HOOK_AGENT = str(TESTS / "agents" / "hook_agent.py")
