@@ -132,6 +132,23 @@ class TitleChanged:
     title: str
 
 
+@dataclass(frozen=True)
+class PlanEntry:
+    """One step of a plan as the editor shows it (ACP has no "blocked": callers mark it in the text)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+@dataclass(frozen=True)
+class PlanUpdated:
+    """The whole current plan: an ACP plan update replaces the editor's plan, it does not patch it."""
+
+    session_id: str
+    entries: tuple[PlanEntry, ...]
+
+
 Event = (
     TextDelta
     | ThoughtDelta
@@ -144,5 +161,6 @@ Event = (
     | ActivityReported
     | TitleChanged
     | ToolCallUpdated
+    | PlanUpdated
 )
 Observer = Callable[[Event], Awaitable[None] | None]

@@ -1,0 +1,61 @@
+"""Bridges: an end_turn callback that hands what an agent concluded to the next agent.
+
+What crosses a bridge is `session.get_summary()`: the text of the agent's last assistant
+message of the turn, the answer it gave. Never the transcript, tool calls, tool output or
+reasoning (other frameworks that passed everything grew each hand-off quadratically).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crow_acp.hooks import CrowCallbacks
+from crow_acp.multi_run import hand_off
+from crow_acp.session import SessionAccess
+
+
+class AgentBridge:
+    """The end_turn hand-off to `next_agent`. It fires once per turn, and only after a normal end.
+
+    After cancel, an error, a refusal or a step limit the chain stops where it is: the next agent
+    would only get a half-finished answer.
+    """
+
+    def __init__(self, next_agent: Any) -> None:
+        self.next_agent = next_agent
+
+    async def __call__(
+        self, session: SessionAccess, *, stop_reason: str = "end_turn", error: str | None = None, **_: Any
+    ) -> None:
+        if stop_reason != "end_turn" or error:
+            return
+        summary = session.get_summary()
+        if not summary.strip():
+            await session.report(f"→ {self.next_agent.name}: nothing to hand over", status="failed")
+            return
+        await hand_off(session, self.next_agent, summary)
+
+    def __repr__(self) -> str:
+        return f"agent_bridge({self.next_agent.name!r})"
+
+
+def agent_bridge(next_agent: Any) -> AgentBridge:
+    """An end_turn callback that prompts `next_agent` (in its own session) with this agent's summary."""
+    return AgentBridge(next_agent)
+
+
+def add_agent_callback(callbacks: CrowCallbacks, next_agent: Any) -> CrowCallbacks:
+    """A copy of `callbacks` with a bridge to `next_agent` at the end of end_turn; the input is untouched.
+
+    Whoever gets the returned callbacks hands off TO `next_agent`. (pydantic's model_copy() is
+    shallow and would share, and so mutate, the input's lists: copy_lists() makes new ones.)
+    """
+    copied = callbacks.copy_lists()
+    copied.end_turn.append(agent_bridge(next_agent))
+    return copied
+
+
+def without_bridges(callbacks: CrowCallbacks) -> CrowCallbacks:
+    copied = callbacks.copy_lists()
+    copied.end_turn = [cb for cb in copied.end_turn if not isinstance(cb, AgentBridge)]
+    return copied

@@ -1,0 +1,232 @@
+"""MultiAgent: a graph of agents served to the editor as one ACP agent.
+
+    MultiAgent(entry_agent=a)                      a, and every agent a's bridges reach
+    MultiAgent(entry_agent=a, members=[judge])     plus agents no bridge reaches
+    MultiAgent(entry_agent=a, driver=fn)           a pattern: fn steers the graph (crow.patterns)
+
+One editor session is a session on every member (same cwd, same MCP servers); the editor's
+session id is the entry agent's. A prompt goes to the entry agent, or to the driver. Everything a
+member shows reaches the editor attributed (multi_conn), hand-offs show as "a → b" tool calls,
+cancel stops every member, and the stop reason covers the whole run: "cancelled" if any part
+was cancelled, else the last agent's. session/load restores every member and replays the
+whole graph's history in order.
+
+Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default
+"blackboard", "plan" and "graph_sessions"; patterns add theirs) are one value across all members
+of an editor session. `session.set_context(key, ...)` in any member is seen by every other member
+at once, and is saved with every member. Other keys stay private to the member's session: they
+hold per-session bookkeeping (injected skills, compaction counters) that must not leak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Iterable
+
+from acp import RequestError
+from acp.schema import LoadSessionResponse, NewSessionResponse, PromptResponse, ResumeSessionResponse
+
+from .acp_updates import event_update
+from .errors import CrowError
+from .events import TitleChanged
+from .multi_conn import MemberConnection, attribute, replay_graph
+from .multi_graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, collect_members, entry_of, is_multi, link_contexts
+from .multi_run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
+from .prompt_blocks import as_dicts, user_text
+
+Driver = Callable[[Run, Prompt, "str | None"], Awaitable[Outcome]]
+"""`async def driver(run, prompt, source) -> Outcome`: asks members through `run.ask(...)`."""
+
+
+class MultiAgent:
+    is_multi_agent = True
+
+    def __init__(
+        self,
+        entry_agent: Any,
+        *,
+        members: Iterable[Any] = (),
+        driver: Driver | None = None,
+        name: str | None = None,
+        shared_keys: Iterable[str] = (),
+    ) -> None:
+        extra = list(members)
+        self.entry_agent = entry_agent
+        self.entry = entry_of(entry_agent)
+        self.members = collect_members([entry_agent, *extra])
+        self.driver = driver
+        self.name = name or self.entry.name
+        nested = [key for node in [entry_agent, *extra] if is_multi(node) for key in node.shared_keys]
+        self.shared_keys = frozenset({*DEFAULT_SHARED, *shared_keys, *nested})
+        self.conn: Any = None
+        self._graphs: dict[str, Graph] = {}
+        self._routes: dict[str, Graph] = {}
+        self._held: list[tuple[str, str, Any]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def drive(self, run: Run, prompt: Prompt, source: str | None) -> Outcome:
+        """Run this graph (or pattern) on `prompt` inside `run`; nested MultiAgents run in the outer run."""
+        if self.driver is not None:
+            return await self.driver(run, prompt, source)
+        return await run.ask(self.entry_agent, prompt, source=source)
+
+    # ACP: connection
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+        for member in self.members:
+            member.on_connect(MemberConnection(self, member.name))
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
+        answers = [
+            await member.initialize(protocol_version=protocol_version, client_capabilities=client_capabilities, **kwargs)
+            for member in self.members
+        ]
+        return answers[0]
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(member.shutdown() for member in self.members))
+
+    # ACP: sessions
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+    ) -> NewSessionResponse:
+        answers = await asyncio.gather(
+            *(m.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=additional_directories)
+              for m in self.members)
+        )
+        graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers)})
+        self._release_after_response(graph)
+        return NewSessionResponse(session_id=graph.editor_sid)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+        await replay_graph(graph, lambda update: self._send(graph.editor_sid, update))
+        self._release_after_response(graph)
+        return LoadSessionResponse()
+
+    async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+        graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+        self._release_after_response(graph)
+        return ResumeSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:
+        """The entry agent's sessions: one per editor session (members' sessions are not listed)."""
+        return await self.entry.list_sessions(cwd=cwd, cursor=cursor)
+
+    async def close_session(self, session_id: str, **_: Any) -> None:
+        graph = self._graphs.pop(session_id, None)
+        if graph is None:
+            return
+        for name, sid in graph.sessions.items():
+            self._routes.pop(sid, None)
+            await graph.agents[name].close_session(session_id=sid)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        """Stop the whole graph: the run (no further hand-offs, no side calls) and every member's turn."""
+        graph = self._graphs.get(session_id)
+        if graph is None:
+            return
+        if graph.run is not None:
+            graph.run.cancel()
+        for name, sid in graph.sessions.items():
+            await graph.agents[name].cancel(session_id=sid)
+
+    # ACP: prompt
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        graph = self._graphs.get(session_id)
+        if graph is None:
+            raise RequestError.resource_not_found(session_id)
+        async with graph.lock:
+            if self._is_command(graph, prompt):  # the `/` commands the editor offers are the entry's
+                return await self.entry.prompt(prompt=prompt, session_id=session_id)
+            run = graph.run = Run(graph, prompt, lambda update: self._send(graph.editor_sid, update))
+            token = CURRENT_RUN.set(run)
+            try:
+                outcome = await self.drive(run, prompt, None)
+            except CrowError as exc:  # a driver's side call failed (model error): the editor gets an answer
+                raise RequestError(-32603, str(exc)) from exc
+            finally:
+                CURRENT_RUN.reset(token)
+                graph.run = None
+                graph.save()
+            await self._title(graph, prompt)
+        if run.cancelled or outcome.stop_reason == "cancelled":
+            return PromptResponse(stop_reason="cancelled")
+        if outcome.error:
+            raise RequestError(-32603, outcome.error)
+        return PromptResponse(stop_reason=outcome.stop_reason)
+
+    @staticmethod
+    def _is_command(graph: Graph, prompt: Prompt) -> bool:
+        text = user_text(as_dicts(prompt)) if isinstance(prompt, list) else prompt
+        name = text[1:].split(maxsplit=1)[0] if text.startswith("/") and len(text) > 1 else ""
+        return name in graph.session(graph.entry_name).commands
+
+    # Plumbing: sessions
+    async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
+        """Resume every member's stored session of this graph (without replay); create missing ones."""
+        record = self.entry.store.get(session_id)
+        if record is None:
+            raise RequestError.resource_not_found(session_id)
+        known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
+
+        async def one(member: Any) -> str:
+            sid = session_id if member is self.entry else known.get(member.name)
+            if sid and member.store.get(sid) is not None:
+                await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
+                return sid
+            return (await member.new_session(cwd=cwd, mcp_servers=mcp_servers)).session_id
+
+        sids = await asyncio.gather(*(one(member) for member in self.members))
+        return {member.name: sid for member, sid in zip(self.members, sids)}
+
+    def _open(self, sids: dict[str, str]) -> Graph:
+        agents = {member.name: member for member in self.members}
+        graph = Graph(editor_sid=sids[self.entry.name], sessions=sids, agents=agents, entry_name=self.entry.name)
+        link_contexts([graph.session(name) for name in sids], self.shared_keys, sids)
+        self._graphs[graph.editor_sid] = graph
+        for sid in sids.values():
+            self._routes[sid] = graph
+        return graph
+
+    async def _title(self, graph: Graph, prompt: Prompt) -> None:
+        """Drivers that never give the entry the user's text still give the session a title."""
+        session = graph.session(graph.entry_name)
+        if session.title is None and (text := " ".join(prompt_text(prompt).split())[:80]):
+            session.title = text
+            session.store.update(session.id, title=text)
+            await self._send(graph.editor_sid, event_update(TitleChanged(graph.editor_sid, text)))
+
+    # Plumbing: what members send
+    def graph_of(self, session_id: str | None) -> Graph | None:
+        return self._routes.get(session_id) if session_id else None
+
+    async def deliver(self, name: str, session_id: str, update: Any) -> None:
+        """A member's session/update: held until the editor knows the session, then attributed."""
+        graph = self._routes.get(session_id)
+        if graph is None or not graph.released:
+            self._held.append((name, session_id, update))
+            return
+        for out in attribute(graph, name, update):
+            await self._send(graph.editor_sid, out)
+
+    async def _send(self, editor_sid: str, update: Any) -> None:
+        if self.conn is not None:
+            await self.conn.session_update(session_id=editor_sid, update=update)
+
+    def _release_after_response(self, graph: Graph) -> None:
+        """Runs once the session/new|load response has gone out (the SDK queues it before this task runs)."""
+        task = asyncio.create_task(self._release(graph))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _release(self, graph: Graph) -> None:
+        while mine := [item for item in self._held if self._routes.get(item[1]) is graph]:
+            self._held = [item for item in self._held if self._routes.get(item[1]) is not graph]
+            for name, _, update in mine:
+                for out in attribute(graph, name, update):
+                    await self._send(graph.editor_sid, out)
+        graph.released = True
+
+
+__all__ = ["Driver", "MultiAgent"]

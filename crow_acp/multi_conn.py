@@ -1,0 +1,110 @@
+"""What members of a MultiAgent send the editor: one session, with attribution.
+
+Each member gets a MemberConnection instead of the editor's connection. It rewrites the member's
+session id to the editor's, labels the output so the user sees who speaks:
+
+    agent_message_chunk   a "**reviewer:** " chunk opens each message (same message id)
+    tool_call(_update)    title "reviewer: Read file"; ids of non-entry members get "reviewer/"
+                          in front, since two models may both number their calls call_1, call_2…
+    usage, title, slash commands   only the entry's (the editor has one gauge, one title, and
+                          routes `/` commands to the entry)
+
+and holds everything until the editor knows the session: members answer their own session/new
+before the MultiAgent answers the editor's, and Zed drops updates for an unknown session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from acp import text_block
+
+from .acp_updates import event_update, replay_updates
+from .events import ActivityReported
+from .multi_graph import Graph
+from .multi_run import handoff_title
+
+if TYPE_CHECKING:
+    from .store import StoredMessage
+
+ENTRY_ONLY = {
+    "usage_update", "session_info_update", "available_commands_update", "current_mode_update", "config_option_update"
+}
+
+
+class MemberConnection:
+    """The editor connection as one member agent sees it (outgoing calls only)."""
+
+    def __init__(self, multi: Any, name: str) -> None:
+        self._multi = multi
+        self._name = name
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        await self._multi.deliver(self._name, session_id, update)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        if (graph := self._multi.graph_of(session_id)) is not None:
+            session_id, tool_call = graph.editor_sid, attribute_tool(graph, self._name, tool_call)
+        return await self._multi.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """fs/* and terminal/* requests: the same call, for the editor's session id."""
+        method = getattr(self._multi.conn, name)
+        if not callable(method):
+            return method
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if (graph := self._multi.graph_of(kwargs.get("session_id"))) is not None:
+                kwargs["session_id"] = graph.editor_sid
+            return await method(*args, **kwargs)
+
+        return call
+
+
+def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
+    """A member's update as the editor gets it: dropped, labelled, or passed on."""
+    kind = getattr(update, "session_update", None)
+    if kind in ENTRY_ONLY and name != graph.entry_name:
+        return []
+    if kind == "agent_message_chunk" and graph.labelled and (name, update.message_id) not in graph.headed:
+        graph.headed.add((name, update.message_id))
+        return [update.model_copy(update={"content": text_block(f"\n\n**{name}:** ")}), update]
+    if kind in ("tool_call", "tool_call_update"):
+        return [attribute_tool(graph, name, update)]
+    return [update]
+
+
+def attribute_tool(graph: Graph, name: str, call: Any) -> Any:
+    changes: dict[str, Any] = {}
+    if name != graph.entry_name:
+        changes["tool_call_id"] = f"{name}/{call.tool_call_id}"
+    if graph.labelled and getattr(call, "title", None):
+        changes["title"] = f"{name}: {call.title}"
+    return call.model_copy(update=changes) if changes else call
+
+
+async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> None:
+    """session/load: every member's history, interleaved as it happened, attributed as it was live.
+
+    Members share one SQLite store, so message row ids give the order across sessions. A message
+    one agent handed another replays as that hand-off's tool call, not as the user speaking.
+    """
+    rows = [
+        (entry.row_id or 0, name, entry)
+        for name, sid in graph.sessions.items()
+        for entry in graph.agents[name].store.messages(sid)
+    ]
+    for _, name, entry in sorted(rows, key=lambda row: row[0]):
+        for update in _replayed(graph, name, entry):
+            await send(update)
+
+
+def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
+    extra = entry.extra
+    plain_user = entry.message["role"] == "user" and not (extra.get("copy") or extra.get("hidden") or extra.get("kind"))
+    if plain_user and ("handoff" in extra or name != graph.entry_name):
+        source = (extra.get("handoff") or {}).get("from")
+        text = entry.message.get("content") or ""
+        title = handoff_title(source, name)
+        return [event_update(ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text))]
+    return [out for update in replay_updates([entry]) for out in attribute(graph, name, update)]

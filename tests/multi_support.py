@@ -1,0 +1,57 @@
+"""Shared parts of the multi-agent tests: one scripted model per agent, and `crow acp --agent` on a graph."""
+
+from __future__ import annotations
+
+import json
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from helpers import TESTS, crow_env, run_crow
+
+from crow_acp.testing import ScriptedModel
+
+AGENTS = TESTS / "agents" / "multi_agents.py"
+
+
+def multi_env(home: Path, models: dict[str, ScriptedModel], **extra: str) -> dict[str, str]:
+    env = crow_env(home, "http://127.0.0.1:9/v1", **extra)
+    del env["OPENAI_BASE_URL"]  # it would override every agent's own model URL
+    for name, model in models.items():
+        env[f"CROW_TEST_MODEL_{name.upper()}_URL"] = model.base_url
+    return env
+
+
+@asynccontextmanager
+async def scripted(**scripts: Any) -> AsyncIterator[dict[str, ScriptedModel]]:
+    """name=[entries] or name=responder: one running ScriptedModel per agent."""
+    async with AsyncExitStack() as stack:
+        models = {}
+        for name, script in scripts.items():
+            model = ScriptedModel(script) if isinstance(script, list) else ScriptedModel(default=script)
+            models[name] = await stack.enter_async_context(model)
+        yield models
+
+
+@asynccontextmanager
+async def serve(client: Any, factory: str, home: Path, models: dict[str, ScriptedModel], **kwargs: Any) -> AsyncIterator[Any]:
+    env = multi_env(home, models, **kwargs.pop("env", {}))
+    async with run_crow(client, env, "--agent", f"{AGENTS}:{factory}", **kwargs) as (conn, _):
+        yield conn
+
+
+def last_user(request: dict) -> str:
+    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "user")
+
+
+def all_text(request: dict) -> str:
+    return json.dumps(request["messages"])
+
+
+def titles(client: Any) -> list[tuple[str, str]]:
+    """(title, status) of every tool_call start, in order (hand-offs and reports included)."""
+    return [(u.title, u.status) for u in client.of("tool_call")]
+
+
+def read_log(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
