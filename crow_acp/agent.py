@@ -38,7 +38,7 @@ from .errors import CrowError, UnknownSession
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
 from .hooks import CrowCallbacks, call_user_code, run_hooks
 from .llm import ModelClient
-from .loop import Turn, run_turn
+from .loop import CANCELLED, Turn, answer_open_calls, run_turn
 from .mcp_host import McpHost, ServerSpec
 from .permissions import Permissions
 from .prompt_blocks import as_dicts, to_model_text, user_text
@@ -82,9 +82,11 @@ class AcpAgent:
         return self._model
 
     async def shutdown(self) -> None:
-        """Close every session's MCP servers (the editor closed stdin)."""
+        """Close every session's MCP servers and the model client (the editor closed stdin)."""
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(session.mcp.close() for session in sessions))
+        if self._model is not None:
+            await self._model.close()
 
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
@@ -125,9 +127,12 @@ class AcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
-        for update in replay_updates(entries):
-            await self.conn.session_update(session_id=session_id, update=update) if self.conn else None
+        self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
         await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
+        if self.conn:
+            # Read again: the store now holds the results repair_history gave to calls a killed process left open.
+            for update in replay_updates(self.store.messages(session_id)):
+                await self.conn.session_update(session_id=session_id, update=update)
         self._after_response(session_id)
         return LoadSessionResponse()
 
@@ -173,6 +178,7 @@ class AcpAgent:
         if command := self._command(session, text):
             return await self._run_command(session, command, text)
         session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
+        await self._report_failures(session)
         stop, error = "end_turn", None
         try:
             with anyio.CancelScope() as session.scope:
@@ -186,6 +192,8 @@ class AcpAgent:
             error = exc
         finally:
             session.scope = None
+        answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
+        await self._report_failures(session)  # a server that died during the turn
         await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=stop, error=str(error) if error else None)
         await self._finish_turn(session, text, stop, error)
         if error:
@@ -216,13 +224,17 @@ class AcpAgent:
         return None
 
     async def _run_command(self, session: Session, command: Any, text: str) -> str:
-        argument = text.split(maxsplit=1)[1] if " " in text else ""
-        with anyio.CancelScope() as session.scope:
-            output = await command.handler(SessionAccess(session), argument)
-        session.scope = None
-        if output:
+        argument = (text.split(maxsplit=1)[1:] or [""])[0]
+        output = None
+        try:
+            with anyio.CancelScope() as session.scope:
+                output = await command.handler(SessionAccess(session), argument)
+            cancelled = session.scope.cancelled_caught
+        finally:
+            session.scope = None
+        if output and not cancelled:
             await self._emit(TextDelta(session.id, uuid.uuid4().hex, output))
-        return "cancelled" if session.scope and session.scope.cancelled_caught else "end_turn"
+        return "cancelled" if cancelled else "end_turn"
 
     # Sessions: plumbing
     def _session(self, session_id: str) -> Session:
@@ -294,13 +306,18 @@ class AcpAgent:
         session = self.sessions.get(session_id)
         if session is None:
             return
-        for server in session.mcp.failures():
-            title = f"MCP server {server.spec.name!r} is unavailable"
-            held.append(ActivityReported(session_id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error))
         for event in held:
             await self._emit(event)
+        await self._report_failures(session)
         if self.conn and session.commands:
             await self.conn.session_update(session_id=session_id, update=commands_update(list(session.commands.values())))
+
+    async def _report_failures(self, session: Session) -> None:
+        """Show each MCP server that failed to start or died later, once; the session goes on without it."""
+        for server in session.mcp.new_failures():
+            title = f"MCP server {server.spec.name!r} is unavailable"
+            activity = ActivityReported(session.id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error)
+            await self._emit(activity)
 
     async def _emit(self, event: Event) -> None:
         if (held := self._held.get(event.session_id)) is not None:
@@ -326,24 +343,9 @@ def server_spec(server: Any) -> ServerSpec:
 
 
 def repair_history(session: Session, entries: list[StoredMessage]) -> list[StoredMessage]:
-    """Answer tool calls a killed process left open, so the history is valid for the model again.
-
-    Results are recorded as soon as each call finishes, so a gap can only be at the very end.
-    """
+    """Answer tool calls a killed process left open, so the history is valid for the model again."""
     session.history = list(entries)
-    tail = 0
-    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
-        tail += 1
-    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
-        return session.history
-    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
-    for call in calls:
-        if call["id"] not in answered:
-            name = call["function"]["name"]
-            session.record(
-                {"role": "tool", "tool_call_id": call["id"], "content": INTERRUPTED},
-                tool={"name": name, "title": name, "status": "failed"},
-            )
+    answer_open_calls(session, INTERRUPTED)
     return session.history
 
 

@@ -118,6 +118,12 @@ class ModelClient:
             raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
         return (reply.choices[0].message.content or "") if reply.choices else ""
 
+    async def close(self) -> None:
+        """Close the HTTP connections; left to the garbage collector, they close on whatever loop runs then."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
 
 def _deltas(chunk: Any) -> list[StreamDelta]:
     out: list[StreamDelta] = []

@@ -129,7 +129,8 @@ async def stream_reply(session: Session) -> Reply:
 
 
 def _record_reply(session: Session, reply: Reply, message_id: str) -> None:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    # content may be null only beside tool_calls: strict servers reject a bare null (reasoning-only replies).
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if reply.calls else "")}
     if reply.calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
@@ -190,6 +191,27 @@ async def _finish(session: Session, call: PendingCall, result: ToolResult, done:
         tool={**display, "name": call.name, "raw_input": raw_input, "content": content},
     )
     await session.emit(ToolCallFinished(session.id, call.id, call.name, result, status))
+
+
+def answer_open_calls(session: Session, text: str) -> None:
+    """Record `text` as the result of the last reply's unanswered tool calls, so the model accepts the history.
+
+    A turn cancelled between recording a reply and running its tools (or a killed process) leaves
+    such calls. Results are recorded as each call finishes, so a gap can only be at the very end.
+    """
+    entries, tail = session.history, 0
+    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
+        tail += 1
+    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
+        return
+    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
+    for call in calls:
+        if call["id"] not in answered:
+            name = call["function"]["name"]
+            session.record(
+                {"role": "tool", "tool_call_id": call["id"], "content": text},
+                tool={"name": name, "title": name, "status": "failed"},
+            )
 
 
 def _jsonable(item: Any) -> Any:

@@ -85,7 +85,7 @@ class McpServer:
             self._fail(describe_failure(exc))
         finally:
             self._calls = self._client = None
-            if self._closing.is_set():
+            if self._closing.is_set() and self.status != "failed":  # a timed-out start stays failed
                 self.status = "closed"
             else:
                 self._fail("the server closed its connection")
@@ -144,6 +144,10 @@ class McpServer:
         try:
             future.set_result(await self._client.call_tool(tool, arguments))
         except Exception as exc:  # handed to the caller, never swallowed
+            if _connection_lost(exc):
+                # A stdio server that died leaves the client block open; end the actor so its tools go away.
+                self._fail("the server closed its connection")
+                self._closing.set()
             future.set_exception(exc) if not future.done() else None
         finally:
             if not future.done():
@@ -156,6 +160,14 @@ class McpServer:
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
             except TimeoutError:
                 self._task.cancel()
+
+
+def _connection_lost(exc: Exception) -> bool:
+    from mcp import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    # The SDK's own closed-connection error; a server may use -32000 for its errors too, hence the message.
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed"
 
 
 def _callable(tool: Any) -> bool:
@@ -238,6 +250,7 @@ class McpHost:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.servers: list[McpServer] = []
+        self._reported: set[McpServer] = set()
 
     async def connect(self, specs: list[ServerSpec]) -> None:
         """Connect every server concurrently; failures are recorded on the server, never raised."""
@@ -257,6 +270,12 @@ class McpHost:
 
     def failures(self) -> list[McpServer]:
         return [server for server in self.servers if server.status == "failed"]
+
+    def new_failures(self) -> list[McpServer]:
+        """Failed servers not returned before: each failure is shown to the user once."""
+        fresh = [server for server in self.failures() if server not in self._reported]
+        self._reported.update(fresh)
+        return fresh
 
     async def close(self) -> None:
         await asyncio.gather(*(server.close() for server in self.servers))

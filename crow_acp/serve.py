@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 STDIN_LIMIT = 50 * 1024 * 1024
+log = logging.getLogger(__name__)
 
 
 def configure_logging(log_dir: Path) -> None:
@@ -37,9 +38,31 @@ def protect_stdout() -> int:
     return protocol_fd
 
 
+class JsonObjectLines(asyncio.StreamReader):
+    """Stdin without lines that cannot be a JSON-RPC message.
+
+    The SDK logs and skips a line that is not JSON, but any other JSON value (`[1]`, `42`, `"x"`)
+    kills its receive loop, and crow would never answer the editor again.
+    """
+
+    _continued = False
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        while True:
+            try:
+                line = await super().readuntil(separator)
+            except asyncio.LimitOverrunError:
+                self._continued = True  # the SDK reads an overlong line in pieces: pass the rest on
+                raise
+            continued, self._continued = self._continued, False
+            if continued or line.lstrip()[:1] in (b"{", b""):
+                return line
+            log.warning("ignored a line that is not a JSON-RPC message: %.200r", line)
+
+
 async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STDIN_LIMIT)
+    reader = JsonObjectLines(limit=STDIN_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     pipe = os.fdopen(protocol_fd, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)

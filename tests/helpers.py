@@ -153,18 +153,6 @@ def tool_names(request: dict) -> list[str]:
     return [tool["function"]["name"] for tool in request.get("tools", [])]
 
 
-def assert_valid_history(messages: list[dict]) -> None:
-    """Every assistant tool call is answered by a tool message before the next non-tool message."""
-    for i, message in enumerate(messages):
-        if message["role"] == "assistant" and message.get("tool_calls"):
-            answers = []
-            for later in messages[i + 1 :]:
-                if later["role"] != "tool":
-                    break
-                answers.append(later["tool_call_id"])
-            assert sorted(answers) == sorted(c["id"] for c in message["tool_calls"]), messages
-
-
 def assert_strict_pairing(messages: list[dict[str, Any]], *, in_flight_ok: bool = False) -> None:
     """The rules strict OpenAI-compatible servers enforce on tool calls (vLLM, Mistral, OpenAI itself)."""
     expecting: set[str] | None = None
@@ -195,3 +183,12 @@ def assert_strict_pairing(messages: list[dict[str, Any]], *, in_flight_ok: bool 
 
 CORE_AGENT = str(TESTS / "agents" / "core_agent.py") + ":build"
 HOOK_AGENT = str(TESTS / "agents" / "hook_agent.py")
+
+
+@asynccontextmanager
+async def in_process(agent: Any) -> AsyncIterator[Any]:
+    """An agent driven in process, shut down however the test ends (MCP servers and the model client)."""
+    try:
+        yield agent
+    finally:
+        await agent.shutdown()

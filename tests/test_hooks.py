@@ -1,0 +1,303 @@
+"""The four hook lists through `crow acp --agent file.py:factory`, and observers in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp import RequestError
+from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text, write_config
+
+from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, SlashCommand, load_config
+from crow_acp.events import (
+    ErrorOccurred,
+    ModelCallFinished,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    TurnFinished,
+)
+from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
+from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def hook_agent(factory: str) -> tuple[str, str]:
+    return "--agent", f"{HOOK_AGENT}:{factory}"
+
+
+def user_texts(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(crow_home, tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    script = [
+        Reply(text="calling", tool_calls=[ToolCall("nothing", {})]),
+        Reply(text="done"),
+        Reply(text="long " * 200, chunks=200, delay=0.03),
+        Fault(400, "the request was bad"),
+        Reply(text="after reload"),
+    ]
+    client = RecordingClient()
+    async with ScriptedModel(script) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
+        async with run_crow(client, env, *hook_agent("build")) as (conn, proc):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("one")])).stop_reason == "end_turn"
+
+                async with anyio.create_task_group() as group:
+                    async def cancelled_prompt() -> None:
+                        response = await conn.prompt(session_id=sid, prompt=[text("two")])
+                        assert response.stop_reason == "cancelled"
+
+                    group.start_soon(cancelled_prompt)
+                    await client.wait_for(lambda c: len(c.of("agent_message_chunk")) > 5)
+                    await conn.cancel(session_id=sid)
+
+                with pytest.raises(RequestError):
+                    await conn.prompt(session_id=sid, prompt=[text("three")])
+                other = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            proc.kill()
+
+        async with run_crow(RecordingClient(), env, *hook_agent("build")) as (conn, _):
+            with anyio.fail_after(30):
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+                assert (await conn.prompt(session_id=sid, prompt=[text("four")])).stop_reason == "end_turn"
+
+    entries = read_log(log)
+    names = {sid: "A", other: "B"}
+
+    def brief(entry: dict[str, Any]) -> tuple:
+        extra = {
+            "begin_session": ("loaded",),
+            "pre_request": ("step",),
+            "post_response": ("step", "finish"),
+            "end_turn": ("stop_reason",),
+        }[entry["hook"]]
+        return (entry["hook"], names[entry["session"]], *(entry[key] for key in extra))
+
+    assert [brief(e) for e in entries] == [
+        ("begin_session", "A", False),
+        # one: a tool call, then the answer
+        ("pre_request", "A", 0),
+        ("post_response", "A", 0, "tool_calls"),
+        ("pre_request", "A", 1),
+        ("post_response", "A", 1, "stop"),
+        ("end_turn", "A", "end_turn"),
+        # two: cancelled mid-stream (no response to post-process)
+        ("pre_request", "A", 0),
+        ("end_turn", "A", "cancelled"),
+        # three: the model call failed
+        ("pre_request", "A", 0),
+        ("end_turn", "A", "end_turn"),
+        ("begin_session", "B", False),
+        # after a restart
+        ("begin_session", "A", True),
+        ("pre_request", "A", 0),
+        ("post_response", "A", 0, "stop"),
+        ("end_turn", "A", "end_turn"),
+    ]
+    post = [e for e in entries if e["hook"] == "post_response"]
+    assert post[0]["content"] == "calling" and post[1]["content"] == "done"
+    assert all(e["usage"]["prompt"] > 0 and e["usage"]["completion"] > 0 for e in post)
+    ends = [e for e in entries if e["hook"] == "end_turn"]
+    assert [e["error"] is None for e in ends] == [True, True, False, True]
+    assert "the request was bad" in ends[2]["error"]
+
+
+async def test_a_raising_callback_is_reported_and_the_turn_goes_on(crow_home, tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    client = RecordingClient()
+    async with ScriptedModel([Reply(text="still answered")]) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
+        async with run_crow(client, env, *hook_agent("build_raising")) as (conn, _):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+    assert client.text() == "still answered"
+    reports = [u for u in client.of("tool_call") if u.title.startswith("Callback") and u.status == "failed"]
+    assert len(reports) == 1 and "broken" in reports[0].title
+    assert reports[0].content[0].content.text == "RuntimeError: broken hook"
+    # the callbacks after the broken one still ran
+    assert [e["hook"] for e in read_log(log)] == ["begin_session", "pre_request", "post_response", "end_turn"]
+    logged = (crow_home / "logs" / "crow.log").read_text()
+    assert "broken failed" in logged and "RuntimeError: broken hook" in logged
+
+
+async def test_session_writes_reach_the_model_and_survive_a_restart(crow_home, tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    script = [Reply(text="first answer"), Reply(text="side answer"), Reply(text="second answer"), Reply(text="side 2")]
+    async with ScriptedModel(script) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
+        async with run_crow(RecordingClient(), env, *hook_agent("build_mutating")) as (conn, proc):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("hello")])).stop_reason == "end_turn"
+            proc.kill()
+        async with run_crow(RecordingClient(), env, *hook_agent("build_mutating")) as (conn, _):
+            with anyio.fail_after(30):
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+                assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
+
+    first, side, second, _ = model.requests
+    assert user_texts(first) == ["hello", "NOTE begins=1"]  # add_message before the call is what the call sees
+    # the side call: only its own message, no tools, no stream; the history is left alone
+    assert side["messages"] == [{"role": "user", "content": "SIDE: summarize"}] and not side.get("stream")
+    sides = [e for e in read_log(log) if e["hook"] == "side_prompt"]
+    assert [(e["answer"], e["unchanged"]) for e in sides] == [("side answer", True), ("side 2", True)]
+    # after the restart: the added note and the context were persisted; the side prompt never entered history
+    assert user_texts(second) == ["hello", "NOTE begins=1", "again", "NOTE begins=2"]
+    assert [m["content"] for m in second["messages"] if m["role"] == "assistant"] == ["first answer"]
+
+
+async def test_compaction_is_what_the_next_call_sees_and_is_persisted(crow_home, tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    script = [Reply(text=f"a{n}") for n in range(1, 5)]
+    replay = RecordingClient()
+    async with ScriptedModel(script) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
+        async with run_crow(RecordingClient(), env, *hook_agent("build_compacting")) as (conn, proc):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                for words in ("p1", "p2", "p3"):
+                    assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
+            proc.kill()
+        async with run_crow(replay, env, *hook_agent("build_compacting")) as (conn, _):
+            with anyio.fail_after(30):
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+                assert (await conn.prompt(session_id=sid, prompt=[text("p4")])).stop_reason == "end_turn"
+
+    summary = SUMMARY_PREFIX + "SUMMARY-OF-EARLIER"
+    assert user_texts(model.requests[1]) == ["p1", "p2"]
+    assert [m["content"] for m in model.requests[2]["messages"]] == [summary, SUMMARY_ACK, "p3"]
+    assert [e["replaced"] for e in read_log(log) if e["hook"] == "compacted"] == [4]
+    # after a restart the model still sees the compacted history...
+    assert [m["content"] for m in model.requests[3]["messages"]] == [summary, SUMMARY_ACK, "p3", "a3", "p4"]
+    # ...and the editor still sees everything that was said, with a marker where it was compacted
+    replayed = [(u.session_update, getattr(u, "title", None) or u.content.text) for u in replay.updates[:7]]
+    assert replayed == [
+        ("user_message_chunk", "p1"),
+        ("agent_message_chunk", "a1"),
+        ("user_message_chunk", "p2"),
+        ("agent_message_chunk", "a2"),
+        ("user_message_chunk", "p3"),
+        ("tool_call", "Context compacted"),  # it ran before the model answered p3
+        ("agent_message_chunk", "a3"),
+    ]
+
+
+async def test_print_in_a_callback_does_not_corrupt_the_protocol(crow_home, tmp_path):
+    client = RecordingClient()
+    async with ScriptedModel([Reply(text="clean answer")]) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(tmp_path / "hooks.jsonl"))
+        async with run_crow(client, env, *hook_agent("build_printing")) as (conn, _):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+                assert (await conn.list_sessions()).sessions[0].session_id == sid
+    assert client.text() == "clean answer"
+
+
+async def test_observers_receive_typed_events_in_process(crow_home, tmp_path, monkeypatch):
+    async def shout(arguments: dict[str, Any], context: Any) -> str:
+        return arguments["text"].upper()
+
+    tool = FunctionTool("shout", "Shout.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout,
+                        read_only=True)
+    script = [
+        Reply(text="Let me shout.", tool_calls=[ToolCall("shout", {"text": "hi"}, id="c1")]),
+        Reply(text="Shouted."),
+        Fault(500, "down"),
+    ]
+    events: list[Any] = []
+
+    def broken_observer(event: Any) -> None:
+        raise RuntimeError("observers may fail without stopping the turn")
+
+    async with ScriptedModel(script) as model:
+        monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        write_config(crow_home, "max_retries = 0\n")
+        async with in_process(AcpAgent(load_config(home=crow_home))) as agent:
+            agent.set_callbacks(CrowCallbacks(begin_session=[lambda session, **_: session.add_tool(tool)]))
+            agent.add_observer(broken_observer)
+            agent.add_observer(events.append)
+            with anyio.fail_after(20):
+                sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                response = await agent.prompt(prompt=[{"type": "text", "text": "shout hi"}], session_id=sid)
+                assert response.stop_reason == "end_turn"
+                with pytest.raises(RequestError):
+                    await agent.prompt(prompt=[{"type": "text", "text": "fail"}], session_id=sid)
+
+    kinds = [type(e).__name__ for e in events]
+    first_turn = kinds[: kinds.index("TitleChanged") + 1]
+    collapsed = [k for i, k in enumerate(first_turn) if i == 0 or k != first_turn[i - 1]]
+    assert collapsed == [
+        "TextDelta", "ModelCallFinished", "ToolCallStarted", "ToolCallRunning", "ToolCallFinished",
+        "TextDelta", "ModelCallFinished", "TurnFinished", "TitleChanged",
+    ]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me shout.Shouted."
+    started = next(e for e in events if isinstance(e, ToolCallStarted))
+    assert (started.call_id, started.name, started.arguments) == ("c1", "shout", {"text": "hi"})
+    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert finished.result.text == "HI" and finished.status == "completed"
+    assert any(isinstance(e, ToolCallRunning) for e in events)
+    assert all(e.usage.total_tokens > 0 for e in events if isinstance(e, ModelCallFinished))
+    error = next(e for e in events if isinstance(e, ErrorOccurred))
+    assert "HTTP 500" in error.message
+    assert [e.stop_reason for e in events if isinstance(e, TurnFinished)] == ["end_turn", "end_turn"]
+    assert kinds[-2:] == ["ErrorOccurred", "TurnFinished"]
+
+
+async def test_slash_commands_carried_by_a_callback(crow_home, tmp_path):
+    """In process, with a RecordingClient standing in for the editor connection."""
+    started = anyio.Event()
+
+    async def greet(session: Any, argument: str) -> str:
+        return f"Hello, {argument}!"
+
+    async def wait(session: Any, argument: str) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    class Greeter:
+        commands = [SlashCommand("hello", "Greets", greet, hint="name"), SlashCommand("wait", "Waits", wait)]
+
+        async def __call__(self, session: Any, **_: Any) -> None:
+            pass
+
+    client = RecordingClient()
+    async with in_process(AcpAgent(load_config(home=crow_home))) as agent:
+        agent.on_connect(client)
+        agent.set_callbacks(CrowCallbacks(begin_session=[Greeter()]))
+        with anyio.fail_after(10):
+            sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await client.wait_for(lambda c: c.of("available_commands_update"))
+            offered = client.of("available_commands_update")[0].available_commands
+            hints = [(c.name, c.input.root.hint if c.input else None) for c in offered]
+            assert hints == [("hello", "name"), ("wait", None)]
+
+            response = await agent.prompt(prompt=[{"type": "text", "text": "/hello big\nworld"}], session_id=sid)
+            assert response.stop_reason == "end_turn" and client.text() == "Hello, big\nworld!"
+
+            async with anyio.create_task_group() as group:
+                async def waiting() -> None:
+                    response = await agent.prompt(prompt=[{"type": "text", "text": "/wait"}], session_id=sid)
+                    assert response.stop_reason == "cancelled"
+
+                group.start_soon(waiting)
+                await started.wait()
+                await agent.cancel(session_id=sid)
+    assert client.text() == "Hello, big\nworld!"  # the cancelled command showed nothing
