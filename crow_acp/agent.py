@@ -29,6 +29,7 @@ from acp.schema import (
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
 )
 
 from . import __version__
@@ -38,6 +39,7 @@ from .errors import CrowError, UnknownSession
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
 from .hooks import CrowCallbacks, call_user_code, run_hooks
 from .llm import ModelClient
+from .models import Models
 from .loop import CANCELLED, Turn, answer_open_calls, run_turn
 from .mcp_host import McpHost, ServerSpec
 from .permissions import Permissions
@@ -58,7 +60,7 @@ class AcpAgent:
         self.conn: Any = None
         self.client_capabilities: Any = None
         self._store: SqliteStore | None = None
-        self._model: ModelClient | None = None
+        self.models = Models(self.config)
         self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -77,16 +79,14 @@ class AcpAgent:
 
     @property
     def model(self) -> ModelClient:
-        if self._model is None:
-            self._model = ModelClient(self.config)
-        return self._model
+        """The default model's client (a session may have picked another profile)."""
+        return self.models.client()
 
     async def shutdown(self) -> None:
         """Close every session's MCP servers and the model client (the editor closed stdin)."""
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(session.mcp.close() for session in sessions))
-        if self._model is not None:
-            await self._model.close()
+        await self.models.close()
 
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
@@ -123,7 +123,7 @@ class AcpAgent:
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
         await self._open(session_id, cwd, mcp_servers, loaded=False)
         self._after_response(session_id)
-        return NewSessionResponse(session_id=session_id)
+        return NewSessionResponse(session_id=session_id, config_options=self._options(session_id))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
@@ -134,14 +134,14 @@ class AcpAgent:
             for update in replay_updates(self.store.messages(session_id)):
                 await self.conn.session_update(session_id=session_id, update=update)
         self._after_response(session_id)
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=self._options(session_id))
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []
         await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
         self._after_response(session_id)
-        return ResumeSessionResponse()
+        return ResumeSessionResponse(config_options=self._options(session_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         sessions = [
@@ -162,15 +162,35 @@ class AcpAgent:
             await self.cancel(session_id)
             await session.mcp.close()
 
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
+        """Zed's model picker: switch this session to another [models] profile (remembered)."""
+        session = self._session(session_id)
+        if config_id != "model" or value not in self.models.names():
+            raise RequestError.invalid_params({"configId": config_id, "value": value, "models": self.models.names()})
+        session.model = self.models.client(value)
+        session.data["model"] = value
+        session.save()
+        return SetSessionConfigOptionResponse(config_options=self._options(session_id))
+
+    def _options(self, session_id: str) -> list[Any]:
+        return [self.models.option(self.sessions[session_id].data.get("model"))]
+
     async def cancel(self, session_id: str, **_: Any) -> None:
+        """Stop the running turn, and any prompt already waiting behind it."""
         session = self.sessions.get(session_id)
-        if session and session.scope:
-            session.scope.cancel()
+        if session:
+            session.cancels += 1
+            if session.scope:
+                session.scope.cancel()
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = self._session(session_id)
+        cancels = session.cancels
         async with session.lock:
+            if session.cancels != cancels:  # cancelled while it waited for the turn before it
+                await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason="cancelled", error=None)
+                return PromptResponse(stop_reason="cancelled")
             return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt)))
 
     async def _turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:
@@ -194,7 +214,9 @@ class AcpAgent:
             session.scope = None
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
         await self._report_failures(session)  # a server that died during the turn
-        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=stop, error=str(error) if error else None)
+        # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
+        ended = "error" if error else stop
+        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=ended, error=str(error) if error else None)
         await self._finish_turn(session, text, stop, error)
         if error:
             raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
@@ -265,7 +287,7 @@ class AcpAgent:
             id=session_id,
             cwd=cwd,
             store=self.store,
-            model=self.model,
+            model=self.models.client(record.data.get("model")),
             emit=self._emit,
             mcp=McpHost(cwd=cwd, connect_timeout=timeouts.mcp_connect, call_timeout=timeouts.mcp_call),
             additional_directories=record.data.get("additional_directories", []),

@@ -4,7 +4,8 @@
     pre_request     before every model call                      kwargs: step (int, 0-based)
     post_response   after every model response                   kwargs: response (dict), usage (Usage),
                                                                          finish_reason (str | None), step
-    end_turn        once per prompt, also after cancel or error  kwargs: stop_reason (str), error (str | None)
+    end_turn        once per prompt, also after cancel or error  kwargs: stop_reason (str: an ACP stop reason,
+                                                                         or "error"), error (str | None)
 
 A callback is `async def cb(session: SessionAccess, **kwargs)`; plain functions work too.
 Callbacks run in list order. One that raises is logged and reported, and the turn goes on.

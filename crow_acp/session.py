@@ -51,6 +51,8 @@ class Session:
     commands: dict[str, SlashCommand] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     scope: anyio.CancelScope | None = None
+    cancels: int = 0
+    """How many session/cancel notifications arrived; a waiting prompt compares it to decide."""
     last_usage: Usage | None = None
     compaction_request: str | None = None
     """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""

@@ -100,7 +100,7 @@ async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(crow_hom
         ("end_turn", "A", "cancelled"),
         # three: the model call failed
         ("pre_request", "A", 0),
-        ("end_turn", "A", "end_turn"),
+        ("end_turn", "A", "error"),
         ("begin_session", "B", False),
         # after a restart
         ("begin_session", "A", True),
