@@ -35,8 +35,8 @@ from .session import Session, SessionAccess
 from .tools import Tool, ToolContext, openai_schema
 
 CANCELLED = "Cancelled by the user."
-PermissionGate = Callable[[Session, "PendingCall", Tool | None], Awaitable[str | None]]
-"""Returns None to allow the call, or the reason it may not run."""
+PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
+"""Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
 
 
 @dataclass
@@ -167,10 +167,13 @@ async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[
     if tool is None:
         names = ", ".join(t.name for t in session.tools()) or "none"
         return await _finish(session, call, ToolResult(f"Unknown tool {call.name!r}. Available: {names}", True), done)
-    if refusal := await turn.permit(session, call, tool):
+    context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
+    preview = await tool.preview(arguments, context) if hasattr(tool, "preview") else None
+    if preview and preview.is_error:  # it cannot work (say, a path outside the workspace): no need to ask
+        return await _finish(session, call, preview, done)
+    if refusal := await turn.permit(session, call, tool, preview):
         return await _finish(session, call, ToolResult(refusal, is_error=True), done)
     await session.emit(ToolCallRunning(session.id, call.id))
-    context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
     limit = getattr(tool, "timeout", None) or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:
         result = await tool.call(arguments, context)

@@ -14,6 +14,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 from .config import PermissionConfig, Policy
 
 if TYPE_CHECKING:
+    from .events import ToolResult
     from .loop import PendingCall
     from .session import Session
     from .tools import Tool
@@ -40,7 +41,7 @@ class Permissions:
     def __init__(self, config: PermissionConfig) -> None:
         self.config = config
 
-    async def __call__(self, session: Session, call: PendingCall, tool: Tool) -> str | None:
+    async def __call__(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None) -> str | None:
         policy = policy_for(self.config, tool, session.allowed_tools)
         if policy == "allow":
             return None
@@ -48,9 +49,9 @@ class Permissions:
             return f"The tool {tool.name!r} is denied by the permission policy."
         if session.client is None:
             return f"The tool {tool.name!r} needs permission, and no editor is attached to ask."
-        return await self._ask(session, call, tool)
+        return await self._ask(session, call, tool, preview)
 
-    async def _ask(self, session: Session, call: PendingCall, tool: Tool) -> str | None:
+    async def _ask(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None) -> str | None:
         view = call.view
         update = ToolCallUpdate(
             tool_call_id=call.id,
@@ -58,6 +59,7 @@ class Permissions:
             kind=view.kind if view else "other",
             status="pending",
             raw_input=_raw(call),
+            content=preview.content if preview else None,  # e.g. the diff an edit would make
         )
         response = await session.client.request_permission(session_id=session.id, tool_call=update, options=OPTIONS)
         outcome: Any = response.outcome

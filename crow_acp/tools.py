@@ -41,6 +41,10 @@ class Tool(Protocol):
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
 
+    # Optional: `async def preview(arguments, context) -> ToolResult | None` says what a call would do,
+    # without doing it. Its content (a diff) goes into the permission request; an error result ends
+    # the call before anyone is asked.
+
 
 Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult | str]]
 
@@ -59,6 +63,8 @@ class FunctionTool:
     locations: Callable[[dict[str, Any]], tuple[str, ...]] | None = field(default=None, repr=False)
     timeout: float | None = None
     """Seconds the loop allows a call; None means the configured tool timeout."""
+    previewer: Handler | None = field(default=None, repr=False)
+    """What a call would do (e.g. its diff), shown when asking permission."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView:
         title = self.title(arguments) if self.title else self.name
@@ -68,6 +74,12 @@ class FunctionTool:
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         result = await self.handler(arguments, context)
         return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
+
+    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+        if self.previewer is None:
+            return None
+        result = await self.previewer(arguments, context)
+        return result if result is None or isinstance(result, ToolResult) else ToolResult(text=str(result))
 
 
 def safe_name(*parts: str) -> str:

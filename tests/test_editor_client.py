@@ -69,8 +69,12 @@ async def test_read_sees_the_buffer_and_edits_take_the_review_path(tmp_path, wor
     ]
     assert [loc.path for loc in shown["edit"].locations] == [path]
 
-    # Edits ask permission; reads do not.
+    # Edits ask permission; reads do not. The question shows the diff the edit would make.
     assert asked(client) == ["Edit src/x.py", "Write notes/new.md"]
+    [edit_question, write_question] = [tool_call for tool_call, _ in client.permission_requests]
+    [preview] = edit_question.content
+    assert (preview.type, preview.old_text, preview.new_text) == ("diff", BUFFER, "def f():\n    return 2\n")
+    assert write_question.content[0].old_text is None
 
 
 @pytest.mark.anyio
@@ -121,6 +125,7 @@ async def test_escapes_from_the_workspace_are_refused(tmp_path, work):
     assert [c["path"] for c in client.called("read_text_file")] == [str(extra / "ok.txt")]
     assert client.called("write_text_file") == [] and client.called("create_terminal") == []
     assert not (outside / "planted.txt").exists()
+    assert asked(client) == [], "a call that cannot run is refused without asking the user"
 
 
 @pytest.mark.anyio

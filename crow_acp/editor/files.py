@@ -87,23 +87,38 @@ def file_tools(ws: Workspace) -> list[FunctionTool]:
             return ToolResult(f"(no lines from line {line})" if line else f"({ws.display(path)} is empty)")
         return ToolResult(truncate(text) + hint)
 
-    @guarded
-    async def write_file(args: dict[str, Any], context: ToolContext) -> ToolResult:
+    async def planned_write(args: dict[str, Any], context: ToolContext) -> tuple[str, str | None, str, str]:
         path, new = ws.resolve(str(args["path"])), str(args["content"])
         old = await old_text(ws, path, context)
-        await write_text(ws, path, new, context)
         verb = "Created" if old is None else "Wrote"
-        return ToolResult(f"{verb} {ws.display(path)} ({len(new.splitlines())} lines).", content=[tool_diff_content(path, new, old)])
+        return path, old, new, f"{verb} {ws.display(path)} ({len(new.splitlines())} lines)."
 
-    @guarded
-    async def edit_file(args: dict[str, Any], context: ToolContext) -> ToolResult:
+    async def planned_edit(args: dict[str, Any], context: ToolContext) -> tuple[str, str | None, str, str]:
         path = ws.resolve(str(args["path"]))
         find, replace = str(args["old_string"]), str(args["new_string"])
         old = await old_text(ws, path, context)
         new, count = replaced(ws.display(path), old, find, replace, bool(args.get("replace_all")))
-        await write_text(ws, path, new, context)
         plural = "s" if count > 1 else ""
-        return ToolResult(f"Edited {ws.display(path)} ({count} replacement{plural}).", content=[tool_diff_content(path, new, old)])
+        return path, old, new, f"Edited {ws.display(path)} ({count} replacement{plural})."
+
+    def applying(plan):  # the change is planned again at run time: the buffer may have moved on
+        @guarded
+        async def run(args: dict[str, Any], context: ToolContext) -> ToolResult:
+            path, old, new, summary = await plan(args, context)
+            await write_text(ws, path, new, context)
+            return ToolResult(summary, content=[tool_diff_content(path, new, old)])
+
+        return run
+
+    def previewing(plan):
+        @guarded
+        async def preview(args: dict[str, Any], context: ToolContext) -> ToolResult:
+            path, old, new, _ = await plan(args, context)
+            return ToolResult("preview", content=[tool_diff_content(path, new, old)])
+
+        return preview
+
+    write_file, edit_file = applying(planned_write), applying(planned_edit)
 
     return [
         FunctionTool(
@@ -137,6 +152,7 @@ def file_tools(ws: Workspace) -> list[FunctionTool]:
             kind="edit",
             title=title("Write"),
             locations=locations,
+            previewer=previewing(planned_write),
         ),
         FunctionTool(
             "edit_file",
@@ -156,6 +172,7 @@ def file_tools(ws: Workspace) -> list[FunctionTool]:
             kind="edit",
             title=title("Edit"),
             locations=locations,
+            previewer=previewing(planned_edit),
         ),
     ]
 

@@ -150,6 +150,10 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
             return await in_terminal(command, cwd, timeout, context)
         return await locally(command, cwd, timeout)
 
+    @guarded
+    async def check_cwd(args: dict[str, Any], context: ToolContext) -> None:
+        ws.resolve(str(args.get("cwd") or "."))  # refuse an outside cwd before asking permission
+
     return [
         FunctionTool(
             "run_command",
@@ -169,5 +173,6 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
             kind="execute",
             title=lambda args: f"`{args.get('command', '')}`",
             timeout=MAX_TIMEOUT + 30,  # the command's own timeout governs; this only backstops it
+            previewer=check_cwd,
         ),
     ]
