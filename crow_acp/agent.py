@@ -63,6 +63,7 @@ class AcpAgent:
         self.models = Models(self.config)
         self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._prewarmed = False
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
@@ -95,7 +96,6 @@ class AcpAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
         self.client_capabilities = client_capabilities
-        self._spawn(asyncio.to_thread(_prewarm))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -121,25 +121,25 @@ class AcpAgent:
         data = {"additional_directories": additional_directories or [], "agent": self.name}
         self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
-        await self._open(session_id, cwd, mcp_servers, loaded=False)
+        await self._start(await self._restore(session_id, cwd, []), mcp_servers, loaded=False)
         self._after_response(session_id)
         return NewSessionResponse(session_id=session_id, config_options=self._options(session_id))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
-        await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
-        if self.conn:
-            # Read again: the store now holds the results repair_history gave to calls a killed process left open.
-            for update in replay_updates(self.store.messages(session_id)):
-                await self.conn.session_update(session_id=session_id, update=update)
+        session = await self._restore(session_id, cwd, entries)
+        # The rows read, plus the results repair_history gave to calls a killed process left open.
+        repaired = session.history[sum(entry.active for entry in entries) :]
+        # Replay while the MCP servers start: both take a while, and neither needs the other.
+        await asyncio.gather(self._replay(session_id, [*entries, *repaired]), self._start(session, mcp_servers, loaded=True))
         self._after_response(session_id)
         return LoadSessionResponse(config_options=self._options(session_id))
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []
-        await self._open(session_id, cwd, mcp_servers, loaded=True, entries=entries)
+        await self._start(await self._restore(session_id, cwd, entries), mcp_servers, loaded=True)
         self._after_response(session_id)
         return ResumeSessionResponse(config_options=self._options(session_id))
 
@@ -269,15 +269,12 @@ class AcpAgent:
             raise RequestError.resource_not_found(session_id)
         return self.store.messages(session_id)
 
-    async def _open(
-        self,
-        session_id: str,
-        cwd: str,
-        mcp_servers: list[Any] | None,
-        *,
-        loaded: bool,
-        entries: list[StoredMessage] | None = None,
-    ) -> Session:
+    async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
+        for update in replay_updates(entries) if self.conn else ():
+            await self.conn.session_update(session_id=session_id, update=update)
+
+    async def _restore(self, session_id: str, cwd: str, entries: list[StoredMessage]) -> Session:
+        """The session object with its stored history (valid for the model again), not yet started."""
         if old := self.sessions.pop(session_id, None):
             await old.mcp.close()
         record = self.store.get(session_id)
@@ -296,14 +293,17 @@ class AcpAgent:
             client=self.conn,
             client_capabilities=self.client_capabilities,
         )
-        session.history = repair_history(session, [e for e in entries or [] if e.active])
+        session.history = repair_history(session, [e for e in entries if e.active])
         self.sessions[session_id] = session
+        return session
+
+    async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
+        """Connect the MCP servers, offer the commands and run begin_session."""
         await session.mcp.connect(self._server_specs(mcp_servers))
         for callback in self.callbacks.all():
             for command in getattr(callback, "commands", ()):
                 session.commands[command.name] = command
         await run_hooks(self.callbacks.begin_session, SessionAccess(session), loaded=loaded)
-        return session
 
     def _server_specs(self, mcp_servers: list[Any] | None) -> list[ServerSpec]:
         specs = [server_spec(server) for server in mcp_servers or []]
@@ -317,6 +317,9 @@ class AcpAgent:
     def _after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
         self._spawn(self._announce(session_id))
+        if not self._prewarmed:
+            self._prewarmed = True
+            self._spawn(asyncio.to_thread(_prewarm))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work)
@@ -350,7 +353,8 @@ class AcpAgent:
 
 
 def _prewarm() -> None:
-    """Import the model client off the event loop while the user types: it takes most of a second."""
+    """Import the model client off the event loop while the user types: it takes most of a second.
+    Not at initialize: a session/load right after it would replay slower, competing for the GIL."""
     import openai.types.chat  # noqa: F401
 
 

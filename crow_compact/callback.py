@@ -26,7 +26,7 @@ from crow_acp.session import SessionAccess
 from .cut import Entry, head_size, plan_cut
 from .ledger import THREAD_CHARS, TokenLedger
 from .summary import SYSTEM, summary_request
-from .tokens import encoder_for
+from .tokens import CHARS, encoder_for
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,9 @@ WINDOW_SHARE = 0.8
 """Without a threshold, compact at this share of the model's context window."""
 TAIL_SHARE = 0.5
 """The kept tail may use at most this share of the threshold, so one compaction leaves room to work."""
+PRECISE_SHARE = 0.5
+"""Below this share of the threshold the character estimate is enough to know no compaction is
+due; past it the real tokenizer (tens of MB, ~0.2 s to load) takes over. Small sessions never load it."""
 MAX_SESSIONS = 256
 """Sessions whose counts are remembered; the least recently used are forgotten (and recounted)."""
 
@@ -75,6 +78,7 @@ class Compaction:
         state = await self._synced(session)
         if "response" in kwargs and (usage := kwargs.get("usage")) is not None:
             state.ledger.calibrate(usage.prompt_tokens, _sent(live_entries(session), kwargs["response"]))
+            await self._sharpen(state, session)
         focus = session.take_compaction_request()
         if focus is not None:
             await self.compact(session, focus=focus, keep_last=0)
@@ -138,8 +142,7 @@ class Compaction:
     async def _synced(self, session: SessionAccess) -> _State:
         state = self._states.get(session.session_id)
         if state is None:
-            encoder = await anyio.to_thread.run_sync(encoder_for, model_name(session))  # loading takes ~0.2 s
-            state = self._states[session.session_id] = _State(TokenLedger(encoder))
+            state = self._states[session.session_id] = _State(TokenLedger(CHARS))
             while len(self._states) > MAX_SESSIONS:
                 self._states.popitem(last=False)
         self._states.move_to_end(session.session_id)
@@ -148,7 +151,17 @@ class Compaction:
             await anyio.to_thread.run_sync(state.ledger.sync, entries, compactions)
         else:
             state.ledger.sync(entries, compactions)
+        await self._sharpen(state, session)
         return state
+
+    async def _sharpen(self, state: _State, session: SessionAccess) -> None:
+        """Switch from the character estimate to the real tokenizer once the count starts to matter."""
+        if state.ledger.encoder is not CHARS or state.ledger.size < PRECISE_SHARE * self.threshold_for(session):
+            return
+        encoder = await anyio.to_thread.run_sync(encoder_for, model_name(session))  # loading takes ~0.2 s
+        if encoder is not CHARS:
+            entries, compactions = live_entries(session), session.get_context("compactions", 0)
+            state.ledger = await anyio.to_thread.run_sync(state.ledger.recounted, encoder, entries, compactions)
 
 
 def default_compact(threshold: int | None = 100_000, keep_last: int = 10) -> Compaction:

@@ -36,6 +36,8 @@ class TokenLedger:
         """Messages tokenized so far: the test and the benchmark read it to prove O(new) cost."""
         self.last_prompt: dict[str, Any] | None = None
         self.last_user: dict[str, Any] | None = None
+        self.calibration: tuple[int, int] | None = None
+        """The provider's last (prompt_tokens, messages sent), to re-derive the offset for a new encoder."""
 
     @property
     def size(self) -> int:
@@ -72,7 +74,19 @@ class TokenLedger:
 
     def calibrate(self, prompt_tokens: int, sent: int) -> None:
         """The provider counted `prompt_tokens` for the first `sent` messages of the history."""
+        self.calibration = (prompt_tokens, sent)
         self.offset = prompt_tokens - (self.total - sum(self.counts[sent:]))  # O(messages after the call)
+
+    def recounted(self, encoder: Encoder, entries: Sequence[Entry], compactions: int) -> TokenLedger:
+        """The same history counted with another encoder, calibrated against the same provider figure."""
+        ledger = TokenLedger(encoder)
+        ledger.tokenized = self.tokenized
+        ledger.sync(entries, compactions)
+        if self.calibration:
+            ledger.calibrate(*self.calibration)
+        else:
+            ledger.offset = self.offset
+        return ledger
 
     def tail(self, start: int) -> int:
         return sum(self.counts[start:])

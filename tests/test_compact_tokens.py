@@ -160,6 +160,31 @@ async def test_the_callback_counts_the_reported_usage_and_the_window_sets_the_de
     assert await compact.size(access) == 30_000 + reply_tokens + count_message(encoder_for("scripted"), session.history[-1].message)
 
 
+@pytest.mark.anyio
+async def test_small_sessions_count_by_characters_and_the_tokenizer_takes_over_past_half_the_threshold(tmp_path, monkeypatch):
+    """The ~40 MB tokenizer is loaded only once the context is big enough for the count to matter."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    profile = ModelProfile(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="k", context_window=50_000)
+    agent = AcpAgent(Config(home=tmp_path, models={"m": profile}, model="m"))
+    sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+    session, access = agent.sessions[sid], SessionAccess(agent.sessions[sid])
+    compact = default_compact(threshold=None)  # 40,000: the tokenizer takes over at 20,000
+    session.record({"role": "user", "content": "hello"}, blocks=[])
+    reply = session.record({"role": "assistant", "content": "hi there " * 50})
+    await compact(access, response=reply.message, usage=Usage(1_000, 4), finish_reason="stop", step=0)
+    ledger = compact._states[sid].ledger
+    assert ledger.encoder is CHARS
+    assert await compact.size(access) == 1_000 + count_message(CHARS, reply.message)
+
+    session.record({"role": "user", "content": "again"}, blocks=[])
+    reply = session.record({"role": "assistant", "content": "more " * 50})
+    await compact(access, response=reply.message, usage=Usage(25_000, 4), finish_reason="stop", step=1)
+    ledger = compact._states[sid].ledger
+    assert ledger.encoder.name != "chars", "past half the threshold the real tokenizer counts"
+    assert await compact.size(access) == 25_000 + count_message(ledger.encoder, reply.message), "calibration kept"
+    await agent.shutdown()
+
+
 def test_building_the_default_agent_does_not_import_tiktoken(tmp_path):
     """`crow acp` must answer initialize without paying for tiktoken; the first check loads it."""
     code = "import sys; from crow.presets import default_agent; default_agent(); print('tiktoken' in sys.modules)"
