@@ -19,6 +19,8 @@ class TerminalClient:
         self.approve = approve
         self.titles: dict[str, str] = {}
         self.at_line_start = True
+        self.quiet = False
+        """Set while session/load replays history the user has already seen."""
 
     def _out(self, text: str) -> None:
         sys.stdout.write(text)
@@ -30,6 +32,8 @@ class TerminalClient:
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         kind = update.session_update
+        if self.quiet:
+            return
         if kind == "agent_message_chunk" and update.content.type == "text":
             self._out(update.content.text)
         elif kind == "agent_thought_chunk" and update.content.type == "text":
@@ -74,8 +78,9 @@ async def run_prompt(prompt: str, agent_args: list[str], *, approve: bool, cwd: 
             client_info=Implementation(name="crow-run", version="0"),
         )
         if session:
+            client.quiet = True
             await conn.load_session(cwd=cwd, session_id=session, mcp_servers=[])
-            client.at_line_start = True
+            client.quiet = False
             sid = session
         else:
             sid = (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id

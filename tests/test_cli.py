@@ -40,3 +40,28 @@ async def test_crow_run_prints_the_stream_and_tool_calls(crow_home, tmp_path):
     ]
     assert "[end_turn · session " in err
     assert model.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": "sum", "content": "42"}
+
+
+async def test_crow_run_continues_a_session_without_reprinting_it(crow_home, tmp_path):
+    async with ScriptedModel([Reply(text="First answer."), Reply(text="Second answer.")]) as model:
+        env = crow_env(crow_home, model.base_url)
+        base = [sys.executable, "-m", "crow", "run", "--cwd", str(tmp_path)]
+        with anyio.fail_after(60):
+            first = await anyio.run_process([*base, "one"], env=env, check=False, stdin=subprocess.DEVNULL)
+            sid = first.stderr.decode().split("session ")[-1].split("]")[0]
+            second = await anyio.run_process([*base, "--session", sid, "two"], env=env, check=False, stdin=subprocess.DEVNULL)
+    assert first.stdout.decode() == "First answer.\n"
+    assert second.returncode == 0, second.stderr.decode()
+    assert second.stdout.decode() == "Second answer.\n", "the replayed history is not printed again"
+    assert [m["content"] for m in model.requests[-1]["messages"] if m["role"] != "system"] == [
+        "one", "First answer.", "two"
+    ]
+
+
+async def test_crow_run_without_a_key_says_what_to_set(crow_home, tmp_path):
+    env = {k: v for k, v in crow_env(crow_home, "unused").items() if not k.startswith("OPENAI_")}
+    with anyio.fail_after(60):
+        done = await anyio.run_process([sys.executable, "-m", "crow", "run", "hi", "--cwd", str(tmp_path)],
+                                       env=env, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert "set OPENAI_API_KEY" in done.stderr.decode()
