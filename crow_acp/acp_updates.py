@@ -36,6 +36,7 @@ from .events import (
     ToolCallStarted,
     ToolCallUpdated,
     TurnFinished,
+    UsageChanged,
 )
 from .hooks import SlashCommand
 from .store import StoredMessage
@@ -78,6 +79,8 @@ def event_update(event: Event) -> Any:
             return update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output)
         case ModelCallFinished(_, usage, _, window):
             return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window)
+        case UsageChanged(_, used, window):
+            return UsageUpdate(session_update="usage_update", used=used, size=window)
         case ActivityReported(_, activity_id, title, status, kind, text):
             content = [tool_content(text_block(text))] if text else None
             return start_tool_call(activity_id, title, kind=kind, status=status, content=content)

@@ -35,19 +35,21 @@ from acp.schema import (
 from . import __version__
 from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
 from .config import Config, load_config
-from .errors import CrowError, UnknownSession
+from .errors import CrowError
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
 from .hooks import CrowCallbacks, call_user_code, run_hooks
 from .llm import ModelClient
 from .models import Models
-from .loop import CANCELLED, Turn, answer_open_calls, run_turn
-from .mcp_host import McpHost, ServerSpec
+from .loop import CANCELLED, Turn, run_turn
+from .mcp_host import McpHost, server_specs
 from .permissions import Permissions
 from .prompt_blocks import as_dicts, to_model_text, user_text
-from .session import Session, SessionAccess
+from .session import Session, SessionAccess, answer_open_calls
 from .store import SessionRecord, SqliteStore, StoredMessage
 
 log = logging.getLogger(__name__)
+
+INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
 class AcpAgent:
@@ -123,7 +125,7 @@ class AcpAgent:
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
         await self._start(await self._restore(session_id, cwd, []), mcp_servers, loaded=False)
         self._after_response(session_id)
-        return NewSessionResponse(session_id=session_id, config_options=self._options(session_id))
+        return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
@@ -134,14 +136,14 @@ class AcpAgent:
         # Replay while the MCP servers start: both take a while, and neither needs the other.
         await asyncio.gather(self._replay(session_id, [*entries, *repaired]), self._start(session, mcp_servers, loaded=True))
         self._after_response(session_id)
-        return LoadSessionResponse(config_options=self._options(session_id))
+        return LoadSessionResponse(config_options=self.config_options(session_id))
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []
         await self._start(await self._restore(session_id, cwd, entries), mcp_servers, loaded=True)
         self._after_response(session_id)
-        return ResumeSessionResponse(config_options=self._options(session_id))
+        return ResumeSessionResponse(config_options=self.config_options(session_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         sessions = [
@@ -157,9 +159,13 @@ class AcpAgent:
         return ListSessionsResponse(sessions=sessions)
 
     async def close_session(self, session_id: str, **_: Any) -> None:
-        session = self.sessions.pop(session_id, None)
-        if session:
-            await self.cancel(session_id)
+        """Stop the session's work (as session/cancel does), then let go of its MCP servers."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        await self.cancel(session_id)
+        async with session.lock:  # the cancelled turn has wound down and recorded its results
+            self.sessions.pop(session_id, None)
             await session.mcp.close()
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
@@ -170,9 +176,10 @@ class AcpAgent:
         session.model = self.models.client(value)
         session.data["model"] = value
         session.save()
-        return SetSessionConfigOptionResponse(config_options=self._options(session_id))
+        return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
 
-    def _options(self, session_id: str) -> list[Any]:
+    def config_options(self, session_id: str) -> list[Any]:
+        """The session's config options for the editor: the model picker."""
         return [self.models.option(self.sessions[session_id].data.get("model"))]
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -186,41 +193,44 @@ class AcpAgent:
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         session = self._session(session_id)
-        cancels = session.cancels
+        cancels = session.cancels  # a cancel from now on is meant for this prompt too
         async with session.lock:
-            if session.cancels != cancels:  # cancelled while it waited for the turn before it
-                await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason="cancelled", error=None)
-                return PromptResponse(stop_reason="cancelled")
-            return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt)))
+            return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt), cancels))
 
-    async def _turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:
+    async def _turn(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
-        if command := self._command(session, text):
-            return await self._run_command(session, command, text)
-        session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
-        await self._report_failures(session)
-        stop, error = "end_turn", None
-        try:
-            with anyio.CancelScope() as session.scope:
-                stop = await run_turn(self._turn_for(session))
-            if session.scope.cancelled_caught:
-                stop = "cancelled"
-        except CrowError as exc:
-            error = exc
-        except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
-            log.exception("turn failed")
-            error = exc
-        finally:
-            session.scope = None
+        stop, error = "cancelled", None
+        if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
+            if command := self._command(session, text):
+                return await self._run_command(session, command, text)
+            session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
+            await self._report_failures(session)
+            stop, error = await self._run_loop(session, cancels)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
         await self._report_failures(session)  # a server that died during the turn
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
-        ended = "error" if error else stop
-        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=ended, error=str(error) if error else None)
+        ended, message = ("error", str(error)) if error else (stop, None)
+        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=ended, error=message)
+        stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
         await self._finish_turn(session, text, stop, error)
         if error:
             raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
         return stop
+
+    async def _run_loop(self, session: Session, cancels: int) -> tuple[str, Exception | None]:
+        """The loop in the turn's cancel scope: (stop reason, the error that ended it)."""
+        if session.cancels != cancels:  # arrived while the user message was being recorded
+            return "cancelled", None
+        try:
+            with anyio.CancelScope() as session.scope:
+                stop = await run_turn(self._turn_for(session))
+            return ("cancelled" if session.scope.cancelled_caught else stop), None
+        except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
+            if not isinstance(exc, CrowError):
+                log.exception("turn failed")
+            return "end_turn", exc
+        finally:
+            session.scope = None
 
     def _turn_for(self, session: Session) -> Turn:
         return Turn(
@@ -275,8 +285,8 @@ class AcpAgent:
 
     async def _restore(self, session_id: str, cwd: str, entries: list[StoredMessage]) -> Session:
         """The session object with its stored history (valid for the model again), not yet started."""
-        if old := self.sessions.pop(session_id, None):
-            await old.mcp.close()
+        if session_id in self.sessions:  # loaded again while open: finish with the live one first
+            await self.close_session(session_id)
         record = self.store.get(session_id)
         assert record is not None
         timeouts = self.config.timeouts
@@ -293,26 +303,17 @@ class AcpAgent:
             client=self.conn,
             client_capabilities=self.client_capabilities,
         )
-        session.history = repair_history(session, [e for e in entries if e.active])
+        repair_history(session, [e for e in entries if e.active])
         self.sessions[session_id] = session
         return session
 
     async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
         """Connect the MCP servers, offer the commands and run begin_session."""
-        await session.mcp.connect(self._server_specs(mcp_servers))
+        await session.mcp.connect(server_specs(mcp_servers or [], self.config.mcp_servers))
         for callback in self.callbacks.all():
             for command in getattr(callback, "commands", ()):
                 session.commands[command.name] = command
         await run_hooks(self.callbacks.begin_session, SessionAccess(session), loaded=loaded)
-
-    def _server_specs(self, mcp_servers: list[Any] | None) -> list[ServerSpec]:
-        specs = [server_spec(server) for server in mcp_servers or []]
-        names = {spec.name for spec in specs}
-        for name, server in self.config.mcp_servers.items():
-            if server.enabled and name not in names:
-                transport = "stdio" if server.command else server.transport
-                specs.append(ServerSpec(name, server.command, server.args, server.env, server.url, transport, server.headers))
-        return specs
 
     def _after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
@@ -358,23 +359,8 @@ def _prewarm() -> None:
     import openai.types.chat  # noqa: F401
 
 
-def server_spec(server: Any) -> ServerSpec:
-    """An ACP McpServer (stdio, http or sse) as a ServerSpec."""
-    kind = getattr(server, "type", None) or "stdio"
-    if kind == "stdio":
-        env = {item.name: item.value for item in server.env or []}
-        return ServerSpec(server.name, server.command, list(server.args or []), env)
-    headers = {item.name: item.value for item in server.headers or []}
-    return ServerSpec(server.name, url=server.url, transport=kind, headers=headers)
-
-
-def repair_history(session: Session, entries: list[StoredMessage]) -> list[StoredMessage]:
+def repair_history(session: Session, entries: list[StoredMessage]) -> None:
     """Answer tool calls a killed process left open, so the history is valid for the model again."""
     session.history = list(entries)
     answer_open_calls(session, INTERRUPTED)
-    return session.history
 
-
-INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
-
-__all__ = ["AcpAgent", "event_update"]

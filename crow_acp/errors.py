@@ -2,10 +2,9 @@
 
     CrowError
     ├── ConfigError      the user's or developer's setup is wrong (no API key, bad config.toml)
-    ├── ModelError       the model endpoint failed (HTTP status, timeout, cut stream)
-    └── UnknownSession   a session id that crow has never seen
+    └── ModelError       the model endpoint failed (HTTP status, timeout, cut stream)
 
-Tool failures are not exceptions: they are ToolResult(is_error=True) and go back to the model.
+An unknown session is the ACP error resource_not_found (-32002). Tool failures are not exceptions: they are ToolResult(is_error=True) and go back to the model.
 """
 
 
@@ -19,7 +18,3 @@ class ConfigError(CrowError):
 
 class ModelError(CrowError):
     """The model endpoint failed; the message is fit to show a user."""
-
-
-class UnknownSession(CrowError):
-    """No session with this id exists in memory or in the store."""

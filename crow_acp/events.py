@@ -93,6 +93,15 @@ class ModelCallFinished:
 
 
 @dataclass(frozen=True)
+class UsageChanged:
+    """The context's size changed without a model call (compaction)."""
+
+    session_id: str
+    used: int
+    context_window: int
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     session_id: str
     stop_reason: str
@@ -156,6 +165,7 @@ Event = (
     | ToolCallRunning
     | ToolCallFinished
     | ModelCallFinished
+    | UsageChanged
     | TurnFinished
     | ErrorOccurred
     | ActivityReported

@@ -86,16 +86,15 @@ class ModelClient:
         for key in ("max_tokens", "temperature", "reasoning_effort"):
             if (value := getattr(self.profile, key)) is not None:
                 params[key] = value
-        return {**params, **self.profile.extra_body}
+        return params
 
     async def stream(self, messages: list[dict], tools: list[dict]) -> AsyncIterator[StreamDelta]:
         import openai
 
         started = finished = False
         try:
-            stream = await self._post(
-                {**self._params(messages, tools), "stream": True, "stream_options": {"include_usage": True}}
-            )
+            body = {**self._params(messages, tools), **self.profile.extra_body}
+            stream = await self._post({**body, "stream": True, "stream_options": {"include_usage": True}})
             async for chunk in stream:
                 started = True
                 for delta in _deltas(chunk):
@@ -113,7 +112,8 @@ class ModelClient:
         import openai
 
         try:
-            reply = await self._openai().chat.completions.create(**self._params(messages, []))  # rare: side calls
+            params = self._params(messages, [])
+            reply = await self._openai().chat.completions.create(**params, extra_body=self.profile.extra_body or None)
         except openai.APIError as exc:
             raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
         return (reply.choices[0].message.content or "") if reply.choices else ""

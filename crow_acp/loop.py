@@ -12,6 +12,7 @@ recorded tool call gets a result, and the partial reply that was shown is what i
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -34,6 +35,8 @@ from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .session import Session, SessionAccess
 from .tools import Tool, ToolContext, openai_schema
 
+log = logging.getLogger(__name__)
+
 CANCELLED = "Cancelled by the user."
 PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
 """Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
@@ -43,24 +46,44 @@ PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awa
 class PendingCall:
     id: str
     name: str = ""
-    arguments: str = ""
+    fragments: list[str] = field(default_factory=list)
     view: ToolView | None = None
+    args: dict[str, Any] | None = None
+    """The arguments as a JSON object, parsed once the reply is complete."""
+    problem: str | None = None
+    """Why the arguments are unusable (not JSON, not an object)."""
 
-    def parsed(self) -> dict[str, Any]:
-        """The arguments as a JSON object; ValueError says what is wrong with them."""
-        value = json.loads(self.arguments or "{}")
-        if not isinstance(value, dict):
-            raise ValueError(f"expected a JSON object, got {type(value).__name__}")
-        return value
+    @property
+    def arguments(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def shown_args(self) -> dict[str, Any]:
+        """For the editor: the parsed arguments, or the raw text the model sent."""
+        return self.args if self.args is not None else {"_raw": self.arguments}
+
+    def complete(self) -> None:
+        try:
+            value = json.loads(self.arguments or "{}")
+        except ValueError as exc:
+            self.problem = str(exc)
+            return
+        if isinstance(value, dict):
+            self.args = value
+        else:
+            self.problem = f"expected a JSON object, got {type(value).__name__}"
 
 
 @dataclass
 class Reply:
-    text: str = ""
-    reasoning: str = ""
+    # Parts, joined once: `+=` on a string per chunk is quadratic in the reply's length.
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
     calls: list[PendingCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    message: dict[str, Any] | None = None
+    """What was recorded; None when the model said nothing at all."""
 
 
 @dataclass
@@ -85,7 +108,7 @@ async def run_turn(turn: Turn) -> str:
         await run_hooks(
             turn.callbacks.post_response,
             turn.access,
-            response=session.history[-1].message,
+            response=reply.message,
             usage=reply.usage,
             finish_reason=reply.finish_reason,
             step=step,
@@ -104,23 +127,25 @@ async def stream_reply(session: Session) -> Reply:
         async for delta in session.model.stream(session.messages(), tools):
             match delta:
                 case TextChunk(text):
-                    reply.text += text
+                    reply.text_parts.append(text)
                     await session.emit(TextDelta(session.id, message_id, text))
                 case ReasoningChunk(text):
-                    reply.reasoning += text
+                    reply.reasoning_parts.append(text)
                     await session.emit(ThoughtDelta(session.id, message_id, text))
                 case ToolCallChunk(index, call_id, name, arguments):
                     call = calls.setdefault(index, PendingCall(id=call_id or f"call_{uuid.uuid4().hex[:12]}"))
                     call.name += name or ""
-                    call.arguments += arguments
+                    call.fragments.append(arguments)
                 case Usage():
                     reply.usage = delta
                 case Finish(reason):
                     reply.finish_reason = reason
         # Only a finished stream's tool calls are recorded: a cut one has no complete calls to answer.
         reply.calls = list(calls.values())
+        for call in reply.calls:
+            call.complete()
     finally:
-        _record_reply(session, reply, message_id)
+        reply.message = _record_reply(session, reply, message_id)
     if reply.usage:
         session.last_usage = reply.usage
         window = session.model.profile.context_window
@@ -128,16 +153,19 @@ async def stream_reply(session: Session) -> Reply:
     return reply
 
 
-def _record_reply(session: Session, reply: Reply, message_id: str) -> None:
+def _record_reply(session: Session, reply: Reply, message_id: str) -> dict[str, Any] | None:
+    text, reasoning = "".join(reply.text_parts), "".join(reply.reasoning_parts)
+    if not (text or reply.calls or reasoning):
+        return None
     # content may be null only beside tool_calls: strict servers reject a bare null (reasoning-only replies).
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if reply.calls else "")}
+    message: dict[str, Any] = {"role": "assistant", "content": text or (None if reply.calls else "")}
     if reply.calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
             for c in reply.calls
         ]
-    if reply.text or reply.calls or reply.reasoning:
-        session.record(message, message_id=message_id, reasoning=reply.reasoning or None)
+    session.record(message, message_id=message_id, reasoning=reasoning or None)
+    return message
 
 
 async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
@@ -146,8 +174,8 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
     tools = {tool.name: tool for tool in session.tools()}
     try:
         for call in calls:
-            call.view = tools[call.name].view(_safe_args(call)) if call.name in tools else ToolView(call.name)
-            await session.emit(ToolCallStarted(session.id, call.id, call.name, _safe_args(call), call.view))
+            call.view = tools[call.name].view(call.args or {}) if call.name in tools else ToolView(call.name)
+            await session.emit(ToolCallStarted(session.id, call.id, call.name, call.shown_args, call.view))
         async with anyio.create_task_group() as group:
             for call in calls:
                 group.start_soon(_run_call, turn, call, tools.get(call.name), done)
@@ -159,27 +187,32 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
 
 
 async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str]) -> None:
-    session = turn.session
     try:
-        arguments = call.parsed()
-    except ValueError as exc:
-        return await _finish(session, call, ToolResult(f"Invalid tool arguments: {exc}", is_error=True), done)
+        result = await _outcome(turn, call, tool)
+    except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
+        log.exception("tool %s failed", call.name)
+        result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+    await _finish(turn.session, call, result, done)
+
+
+async def _outcome(turn: Turn, call: PendingCall, tool: Tool | None) -> ToolResult:
+    session = turn.session
+    if call.args is None:
+        return ToolResult(f"Invalid tool arguments: {call.problem}", is_error=True)
     if tool is None:
         names = ", ".join(t.name for t in session.tools()) or "none"
-        return await _finish(session, call, ToolResult(f"Unknown tool {call.name!r}. Available: {names}", True), done)
+        return ToolResult(f"Unknown tool {call.name!r}. Available: {names}", is_error=True)
     context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
-    preview = await tool.preview(arguments, context) if hasattr(tool, "preview") else None
+    preview = await tool.preview(call.args, context) if hasattr(tool, "preview") else None
     if preview and preview.is_error:  # it cannot work (say, a path outside the workspace): no need to ask
-        return await _finish(session, call, preview, done)
+        return preview
     if refusal := await turn.permit(session, call, tool, preview):
-        return await _finish(session, call, ToolResult(refusal, is_error=True), done)
+        return ToolResult(refusal, is_error=True)
     await session.emit(ToolCallRunning(session.id, call.id))
     limit = getattr(tool, "timeout", None) or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:
-        result = await tool.call(arguments, context)
-    if timer.cancelled_caught:
-        result = ToolResult(f"The tool timed out after {limit:g} s.", is_error=True)
-    await _finish(session, call, result, done)
+        result = await tool.call(call.args, context)
+    return ToolResult(f"The tool timed out after {limit:g} s.", is_error=True) if timer.cancelled_caught else result
 
 
 async def _finish(session: Session, call: PendingCall, result: ToolResult, done: set[str]) -> None:
@@ -188,41 +221,12 @@ async def _finish(session: Session, call: PendingCall, result: ToolResult, done:
     view = call.view or ToolView(call.name)
     display = {"title": view.title, "kind": view.kind, "locations": list(view.locations), "status": status}
     content = [_jsonable(item) for item in result.content] if result.content else None
-    raw_input = _safe_args(call)
     session.record(
         {"role": "tool", "tool_call_id": call.id, "content": result.text},
-        tool={**display, "name": call.name, "raw_input": raw_input, "content": content},
+        tool={**display, "name": call.name, "raw_input": call.shown_args, "content": content},
     )
     await session.emit(ToolCallFinished(session.id, call.id, call.name, result, status))
 
 
-def answer_open_calls(session: Session, text: str) -> None:
-    """Record `text` as the result of the last reply's unanswered tool calls, so the model accepts the history.
-
-    A turn cancelled between recording a reply and running its tools (or a killed process) leaves
-    such calls. Results are recorded as each call finishes, so a gap can only be at the very end.
-    """
-    entries, tail = session.history, 0
-    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
-        tail += 1
-    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
-        return
-    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
-    for call in calls:
-        if call["id"] not in answered:
-            name = call["function"]["name"]
-            session.record(
-                {"role": "tool", "tool_call_id": call["id"], "content": text},
-                tool={"name": name, "title": name, "status": "failed"},
-            )
-
-
 def _jsonable(item: Any) -> Any:
     return item.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(item, "model_dump") else item
-
-
-def _safe_args(call: PendingCall) -> dict[str, Any]:
-    try:
-        return call.parsed()
-    except ValueError:
-        return {"_raw": call.arguments}

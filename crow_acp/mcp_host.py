@@ -13,10 +13,13 @@ import logging
 import sys
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .events import ToolResult, ToolView
 from .tools import ToolContext, infer_kind, safe_name
+
+if TYPE_CHECKING:
+    from .config import McpServerConfig
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +39,25 @@ class ServerSpec:
     transport: Literal["stdio", "http", "sse"] = "stdio"
     headers: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+
+def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfig]) -> list[ServerSpec]:
+    """The editor's servers (ACP stdio, http or sse), then config.toml's, unless the editor has one by that name."""
+    specs = [_from_acp(server) for server in editor_servers]
+    names = {spec.name for spec in specs}
+    for name, server in configured.items():
+        if server.enabled and name not in names:
+            transport = "stdio" if server.command else server.transport
+            specs.append(ServerSpec(name, server.command, server.args, server.env, server.url, transport, server.headers))
+    return specs
+
+
+def _from_acp(server: Any) -> ServerSpec:
+    kind = getattr(server, "type", None) or "stdio"
+    if kind == "stdio":
+        env = {item.name: item.value for item in server.env or []}
+        return ServerSpec(server.name, server.command, list(server.args or []), env)
+    headers = {item.name: item.value for item in server.headers or []}
+    return ServerSpec(server.name, url=server.url, transport=kind, headers=headers)
 
 
 class ServerUnavailable(Exception):
@@ -148,18 +168,19 @@ class McpServer:
                 # A stdio server that died leaves the client block open; end the actor so its tools go away.
                 self._fail("the server closed its connection")
                 self._closing.set()
-            future.set_exception(exc) if not future.done() else None
+            if not future.done():
+                future.set_exception(exc)
         finally:
             if not future.done():
                 future.set_exception(ServerUnavailable(f"MCP server {self.spec.name!r} went away during the call"))
 
     async def close(self) -> None:
         self._closing.set()
-        if self._task:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), 5)
-            except TimeoutError:
-                self._task.cancel()
+        if self._task and not self._task.done():
+            # asyncio.wait, unlike awaiting the task, never raises: a start that timed out was cancelled.
+            _, pending = await asyncio.wait({self._task}, timeout=5)
+            for task in pending:
+                task.cancel()
 
 
 def _connection_lost(exc: Exception) -> bool:
@@ -257,16 +278,18 @@ class McpHost:
         new = [McpServer(spec, cwd=self.cwd, call_timeout=self.call_timeout) for spec in specs]
         self.servers += new
         await asyncio.gather(*(server.connect(self.connect_timeout) for server in new))
+        self._name_uniquely()
+
+    def _name_uniquely(self) -> None:
+        """Two servers' tools can sanitize to one name; later ones get a stable numbered name."""
+        taken: set[str] = set()
+        for tool in (tool for server in self.servers for tool in server.tools):
+            if tool.name in taken:
+                tool.name = safe_name(tool.server.spec.name, tool.remote_name, str(len(taken)))
+            taken.add(tool.name)
 
     def tools(self) -> list[McpTool]:
-        tools: dict[str, McpTool] = {}
-        for server in self.servers:
-            if server.status == "ready":
-                for tool in server.tools:
-                    if tool.name in tools:
-                        tool.name = safe_name(server.spec.name, tool.remote_name, str(len(tools)))
-                    tools[tool.name] = tool
-        return list(tools.values())
+        return [tool for server in self.servers if server.status == "ready" for tool in server.tools]
 
     def failures(self) -> list[McpServer]:
         return [server for server in self.servers if server.status == "failed"]

@@ -58,7 +58,7 @@ class Permissions:
             title=view.title if view else tool.name,
             kind=view.kind if view else "other",
             status="pending",
-            raw_input=_raw(call),
+            raw_input=call.shown_args,
             content=preview.content if preview else None,  # e.g. the diff an edit would make
         )
         response = await session.client.request_permission(session_id=session.id, tool_call=update, options=OPTIONS)
@@ -69,10 +69,3 @@ class Permissions:
             session.allowed_tools.append(tool.name)
             session.save()
         return None
-
-
-def _raw(call: PendingCall) -> Any:
-    try:
-        return call.parsed()
-    except ValueError:
-        return call.arguments

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 from .events import (
     ActivityReported,
     Event,
-    ModelCallFinished,
     PlanEntry,
     PlanUpdated,
     ToolCallUpdated,
     ToolKind,
     ToolStatus,
     Usage,
+    UsageChanged,
 )
 from .hooks import SlashCommand
 from .mcp_host import McpHost
@@ -45,7 +45,7 @@ class Session:
     history: list[StoredMessage] = field(default_factory=list)
     """Active entries, in the order the model sees them."""
     data: dict[str, Any] = field(default_factory=dict)
-    """Persisted session data: context, allowed_tools, mcp_servers, additional_directories."""
+    """Persisted session data: context, allowed_tools, additional_directories, model, agent."""
     title: str | None = None
     local_tools: dict[str, Tool] = field(default_factory=dict)
     commands: dict[str, SlashCommand] = field(default_factory=dict)
@@ -226,7 +226,7 @@ class SessionAccess:
 
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
-        await self._s.emit(ModelCallFinished(self._s.id, Usage(prompt_tokens=used), None, self.context_window))
+        await self._s.emit(UsageChanged(self._s.id, used, self.context_window))
 
     async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
@@ -246,14 +246,36 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
     if cut <= head:
         return 0
     old, tail = history[head:cut], history[cut:]
-    session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
-    session.history = history[:head]
-    session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, kind="compaction", replaced=len(old))
-    # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
-    session.record({"role": "assistant", "content": SUMMARY_ACK}, hidden=True)
-    for entry in tail:
-        session.record(entry.message, **{**entry.extra, "copy": True})
+    with session.store.atomic():
+        session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
+        session.history = history[:head]
+        session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, kind="compaction", replaced=len(old))
+        # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
+        session.record({"role": "assistant", "content": SUMMARY_ACK}, hidden=True)
+        for entry in tail:
+            session.record(entry.message, **{**entry.extra, "copy": True})
     session.context["compaction_summary"] = summary
     session.context["compactions"] = session.context.get("compactions", 0) + 1
     session.save()
     return len(old)
+
+
+def answer_open_calls(session: Session, text: str) -> None:
+    """Record `text` as the result of the last reply's unanswered tool calls, so the model accepts the history.
+
+    A turn cancelled between recording a reply and running its tools (or a killed process) leaves
+    such calls. Results are recorded as each call finishes, so a gap can only be at the very end.
+    """
+    entries, tail = session.history, 0
+    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
+        tail += 1
+    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
+        return
+    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
+    for call in calls:
+        if call["id"] not in answered:
+            name = call["function"]["name"]
+            session.record(
+                {"role": "tool", "tool_call_id": call["id"], "content": text},
+                tool={"name": name, "title": name, "status": "failed"},
+            )

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -68,6 +69,7 @@ class SessionStore(Protocol):
     def replace(self, row_id: int, message: dict[str, Any]) -> None: ...
     def move_first(self, session_id: str, row_id: int) -> None: ...
     def archive(self, row_ids: list[int]) -> None: ...
+    def atomic(self) -> AbstractContextManager[None]: ...
 
 
 class SqliteStore:
@@ -133,6 +135,17 @@ class SqliteStore:
 
     def archive(self, row_ids: list[int]) -> None:
         self.db.executemany("UPDATE messages SET active = 0 WHERE id = ?", [(i,) for i in row_ids])
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything inside lands together or not at all (a kill mid-compaction loses nothing)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
 
 def _record(row: tuple) -> SessionRecord:

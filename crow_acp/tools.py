@@ -67,8 +67,11 @@ class FunctionTool:
     """What a call would do (e.g. its diff), shown when asking permission."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView:
-        title = self.title(arguments) if self.title else self.name
-        locations = self.locations(arguments) if self.locations else ()
+        try:
+            title = self.title(arguments) if self.title else self.name
+            locations = self.locations(arguments) if self.locations else ()
+        except (KeyError, TypeError, ValueError):  # arguments the model got wrong: the call will say so
+            title, locations = self.name, ()
         return ToolView(title=title, kind=self.kind, locations=locations)
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:

@@ -77,7 +77,7 @@ class Compaction:
             return  # begin_session: the first check counts whatever was loaded
         state = await self._synced(session)
         if "response" in kwargs and (usage := kwargs.get("usage")) is not None:
-            state.ledger.calibrate(usage.prompt_tokens, _sent(live_entries(session), kwargs["response"]))
+            state.ledger.calibrate(usage.prompt_tokens, _sent(session.entries(), kwargs["response"]))
             await self._sharpen(state, session)
         focus = session.take_compaction_request()
         if focus is not None:
@@ -100,7 +100,7 @@ class Compaction:
     async def compact(self, session: SessionAccess, *, focus: str = "", keep_last: int | None = None) -> Outcome:
         """Summarize all but the kept tail (keep_last None: the configured tail; 0: the latest turn)."""
         ledger = (await self._synced(session)).ledger
-        entries = live_entries(session)
+        entries = session.entries()
         keep = self.keep_last if keep_last is None else keep_last
         cut = plan_cut(entries, ledger.counts, keep_last=keep, budget=int(self.threshold_for(session) * TAIL_SHARE))
         if cut is None:
@@ -108,7 +108,7 @@ class Compaction:
         older, first_kept, before = entries[head_size(entries) : cut], entries[cut], ledger.size
         activity = await session.report(TITLE, status="in_progress", text=f"Summarizing {len(older)} messages")
         summary, error = await self._summarize(session, older, focus, activity)
-        if not error and not (live_entries(session) is entries and entries[cut] is first_kept):
+        if not error and not (session.entries() is entries and entries[cut] is first_kept):
             error = "the history changed while the summary was being written"
         if error:
             log.warning("compaction failed in session %s: %s", session.session_id, error)
@@ -146,7 +146,7 @@ class Compaction:
             while len(self._states) > MAX_SESSIONS:
                 self._states.popitem(last=False)
         self._states.move_to_end(session.session_id)
-        entries, compactions = live_entries(session), session.get_context("compactions", 0)
+        entries, compactions = session.entries(), session.get_context("compactions", 0)
         if state.ledger.pending_chars(entries, compactions) >= THREAD_CHARS:
             await anyio.to_thread.run_sync(state.ledger.sync, entries, compactions)
         else:
@@ -158,9 +158,9 @@ class Compaction:
         """Switch from the character estimate to the real tokenizer once the count starts to matter."""
         if state.ledger.encoder is not CHARS or state.ledger.size < PRECISE_SHARE * self.threshold_for(session):
             return
-        encoder = await anyio.to_thread.run_sync(encoder_for, model_name(session))  # loading takes ~0.2 s
+        encoder = await anyio.to_thread.run_sync(encoder_for, session.model_name)  # loading takes ~0.2 s
         if encoder is not CHARS:
-            entries, compactions = live_entries(session), session.get_context("compactions", 0)
+            entries, compactions = session.entries(), session.get_context("compactions", 0)
             state.ledger = await anyio.to_thread.run_sync(state.ledger.recounted, encoder, entries, compactions)
 
 
@@ -175,16 +175,9 @@ def default_compact(threshold: int | None = 100_000, keep_last: int = 10) -> Com
 
 def _sent(entries: Sequence[Entry], response: Any) -> int:
     """How many history messages the call that produced `response` was sent."""
+    if response is None:
+        return len(entries)  # the model said nothing, so nothing was recorded after the call
     for index in range(len(entries) - 1, max(-1, len(entries) - 9), -1):
         if entries[index].message is response:
             return index
     return len(entries) - 1
-
-
-def live_entries(session: SessionAccess) -> Sequence[Any]:
-    """The session's live history entries (StoredMessage: .message, .extra); never mutate them."""
-    return session.entries()
-
-
-def model_name(session: SessionAccess) -> str | None:
-    return session.model_name
