@@ -21,6 +21,7 @@ hold per-session bookkeeping (injected skills, compaction counters) that must no
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, Awaitable, Callable, Iterable
 
 from acp import RequestError
@@ -33,6 +34,8 @@ from .multi_conn import MemberConnection, attribute, replay_graph
 from .multi_graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, collect_members, entry_of, is_multi, link_contexts
 from .multi_run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
 from .prompt_blocks import as_dicts, user_text
+
+log = logging.getLogger(__name__)
 
 Driver = Callable[[Run, Prompt, "str | None"], Awaitable[Outcome]]
 """`async def driver(run, prompt, source) -> Outcome`: asks members through `run.ask(...)`."""
@@ -96,18 +99,25 @@ class MultiAgent:
         )
         graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers)})
         self._release_after_response(graph)
-        return NewSessionResponse(session_id=graph.editor_sid)
+        return NewSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         graph = self._open(await self._restore(cwd, session_id, mcp_servers))
         await replay_graph(graph, lambda update: self._send(graph.editor_sid, update))
         self._release_after_response(graph)
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=self._options(graph))
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         graph = self._open(await self._restore(cwd, session_id, mcp_servers))
         self._release_after_response(graph)
-        return ResumeSessionResponse()
+        return ResumeSessionResponse(config_options=self._options(graph))
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
+        """Zed's model picker sets the entry agent's model; the other members keep their own."""
+        return await self.entry.set_config_option(config_id=config_id, session_id=session_id, value=value)
+
+    def _options(self, graph: Graph) -> list[Any]:
+        return self.entry.config_options(graph.sessions[graph.entry_name])
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:
         """The entry agent's sessions: one per editor session (members' sessions are not listed)."""
@@ -126,6 +136,7 @@ class MultiAgent:
         graph = self._graphs.get(session_id)
         if graph is None:
             return
+        graph.cancels += 1
         if graph.run is not None:
             graph.run.cancel()
         for name, sid in graph.sessions.items():
@@ -136,15 +147,20 @@ class MultiAgent:
         graph = self._graphs.get(session_id)
         if graph is None:
             raise RequestError.resource_not_found(session_id)
+        cancels = graph.cancels  # a cancel from now on is meant for this prompt too
         async with graph.lock:
+            if graph.cancels != cancels:  # cancelled while it waited behind the run before it
+                return PromptResponse(stop_reason="cancelled")
             if self._is_command(graph, prompt):  # the `/` commands the editor offers are the entry's
                 return await self.entry.prompt(prompt=prompt, session_id=session_id)
             run = graph.run = Run(graph, prompt, lambda update: self._send(graph.editor_sid, update))
             token = CURRENT_RUN.set(run)
             try:
                 outcome = await self.drive(run, prompt, None)
-            except CrowError as exc:  # a driver's side call failed (model error): the editor gets an answer
-                raise RequestError(-32603, str(exc)) from exc
+            except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
+                if not isinstance(exc, CrowError):
+                    log.exception("multi-agent run failed")
+                raise RequestError(-32603, str(exc) if isinstance(exc, CrowError) else f"Internal error: {exc!r}") from exc
             finally:
                 CURRENT_RUN.reset(token)
                 graph.run = None

@@ -91,6 +91,8 @@ class Graph:
     """False until the session/new|load response went out: updates are held until then."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     run: Run | None = None
+    cancels: int = 0
+    """session/cancel notifications so far; a prompt waiting for the lock compares it."""
     headed: set[tuple[str, Any]] = field(default_factory=set)
     """(agent, message id) pairs whose attribution header was sent."""
 
