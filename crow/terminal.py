@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, Implementation, RequestPermissionResponse
+from acp.schema import AllowedOutcome, ClientCapabilities, Implementation, RequestPermissionResponse
 
 RESULT_PREVIEW = 400
 DIM, RESET = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
@@ -60,12 +60,25 @@ class TerminalClient:
         if self.approve:
             choice = "allow_once"
         elif sys.stdin.isatty():
-            answer = await asyncio.to_thread(input, f"Allow {title}? [y]es / [a]lways / [N]o: ")
+            answer = await ask(f"Allow {title}? [y]es / [a]lways / [N]o: ")
             choice = {"y": "allow_once", "a": "allow_always"}.get(answer.strip().lower()[:1], "reject_once")
         else:
             self._line(f"⚙ {title}: permission needed; rerun with --yes to allow tools")
             choice = "reject_once"
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=choice))
+
+
+async def ask(question: str) -> str:
+    """A line from the terminal without a thread, so Ctrl-C is not stuck behind a blocked input()."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+    loop.add_reader(sys.stdin.fileno(), lambda: answer.done() or answer.set_result(sys.stdin.readline()))
+    try:
+        return await answer
+    finally:
+        loop.remove_reader(sys.stdin.fileno())
 
 
 async def run_prompt(prompt: str, agent_args: list[str], *, approve: bool, cwd: str, session: str | None) -> int:
@@ -97,5 +110,3 @@ async def run_prompt(prompt: str, agent_args: list[str], *, approve: bool, cwd: 
         sys.stderr.write(f"{DIM}[{response.stop_reason} · session {sid}]{RESET}\n")
         return 0 if response.stop_reason in ("end_turn", "max_tokens") else 2
 
-
-__all__ = ["TerminalClient", "run_prompt", "DeniedOutcome"]

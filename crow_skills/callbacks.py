@@ -74,10 +74,10 @@ class SkillsHook:
         compactions = session.get_context("compactions", 0)
         if compactions != self._compactions.get(session.session_id):
             self._compactions[session.session_id] = compactions
-            messages = session.get_messages()
+            messages = live_messages(session)
             await self.reinject(session, found, messages)
         if step == 0:  # a new user message: check its triggers once
-            messages = session.get_messages() if messages is None else messages
+            messages = live_messages(session) if messages is None else messages
             await self.inject_triggered(session, found, newest_user_text(messages))
 
     async def inject_triggered(self, session: SessionAccess, found: Discovery, text: str) -> None:
@@ -128,7 +128,7 @@ def load_skill_tool(found: Discovery) -> FunctionTool:
         if skill is None:
             return ToolResult(f"Unknown skill {name!r}. Known skills: {', '.join(skills)}", is_error=True)
         session = context.session
-        if name in present(session.get_messages()):
+        if name in present(live_messages(session)):
             return f"The skill {name!r} is already loaded above in this conversation; follow it."
         injected = [n for n in session.get_context(INJECTED_KEY, []) if n != name]
         session.set_context(INJECTED_KEY, [*injected, name])
@@ -150,6 +150,11 @@ def load_skill_tool(found: Discovery) -> FunctionTool:
         title=lambda arguments: f"Skill: {arguments.get('name', '?')}",
         locations=lambda arguments: (str(skills[n].path),) if (n := arguments.get("name")) in skills else (),
     )
+
+
+def live_messages(session: SessionAccess) -> list[dict[str, Any]]:
+    """The messages, read-only and uncopied (get_messages() copies the whole history)."""
+    return [entry.message for entry in session.entries()]
 
 
 def newest_user_text(messages: list[dict[str, Any]]) -> str:

@@ -119,22 +119,18 @@ def free_port() -> int:
 @asynccontextmanager
 async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
     """The echo server over streamable HTTP ("http") or SSE ("sse"); yields the ACP server entry."""
-    port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    for attempt in range(3):  # another process may take the free port before the server binds it
+        port = free_port()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        if await _serving(proc, port):
+            break
+        await proc.wait()
+    else:
+        raise RuntimeError(f"echo server ({kind}) exited with {proc.returncode} three times")
     try:
-        with anyio.fail_after(20):
-            while True:  # the port opens once uvicorn is serving
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                    await stream.aclose()
-                    break
-                except OSError:
-                    if proc.returncode is not None:
-                        raise RuntimeError(f"echo server ({kind}) exited with {proc.returncode}")
-                    await anyio.sleep(0.05)
         if kind == "http":
             yield HttpMcpServer(type="http", name=name or "web", url=f"http://127.0.0.1:{port}/mcp", headers=[])
         else:
@@ -143,6 +139,20 @@ async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+async def _serving(proc: asyncio.subprocess.Process, port: int) -> bool:
+    """True once the port opens (uvicorn is serving); False if the server exited first."""
+    with anyio.fail_after(20):
+        while proc.returncode is None:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return True
+    return False
 
 
 def write_config(home: Path, text: str) -> None:

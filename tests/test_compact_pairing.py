@@ -24,7 +24,7 @@ from crow_compact import default_compact
 from crow_compact.cut import head_size, plan_cut, safe_cuts
 from crow_compact.summary import MARKER
 from crow_compact.tokens import CHARS, count_message
-from helpers import assert_strict_pairing
+from helpers import assert_strict_pairing, in_process
 
 
 def history(rng: random.Random) -> list[StoredMessage]:
@@ -125,37 +125,41 @@ async def test_compaction_through_a_real_session_keeps_the_store_and_replay_cons
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with ScriptedModel(default=Reply(text="## Goal\nsummarised")) as model:
         profile = ModelProfile(model="scripted", base_url=model.base_url, api_key="k", context_window=100_000)
-        agent = AcpAgent(Config(home=tmp_path, models={"m": profile}, model="m"))
-        compact = default_compact(threshold=400, keep_last=4)
-        for seed in range(60):
-            sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-            session = agent.sessions[sid]
-            entries = history(random.Random(seed))
-            for entry in entries:
-                session.record(entry.message, **entry.extra)
-            before_requests = len(model.requests)
-            outcome = await compact.compact(SessionAccess(session))
-            messages = session.messages()
-            assert_strict_pairing(messages, in_flight_ok=True)
-            if not outcome.compacted:
-                assert len(model.requests) == before_requests
-                continue
-            request = model.requests[-1]["messages"]
-            assert [m["role"] for m in request] == ["system", "user"] and MARKER in request[1]["content"]
-            assert "tools" not in model.requests[-1]
-            last_prompt = [e.message for e in entries if "blocks" in e.extra][-1]
-            assert last_prompt in messages, "the last user prompt is kept verbatim"
-            head = 1 if entries[0].message["role"] == "system" else 0
-            assert messages[:head] == [e.message for e in entries[:head]], "the system message stays first"
-            assert messages[head]["content"] == SUMMARY_PREFIX + "## Goal\nsummarised"
-            assert session.context["compaction_summary"] == "## Goal\nsummarised"
-            assert messages[head + 1] == {"role": "assistant", "content": SUMMARY_ACK}, "user/assistant alternate"
-            tail = messages[head + 2 :]
-            assert tail == [e.message for e in entries][-len(tail):], "the tail is kept verbatim, in order"
-            stored = agent.store.messages(sid)
-            assert [e.message for e in stored if e.active] == messages, "the store holds what the model sees"
-            replay = list(replay_updates(stored))
-            markers = [u for u in replay if getattr(u, "title", None) == COMPACTED_MARKER]
-            assert len(markers) == 1 + sum(1 for e in entries if e.extra.get("kind") == "compaction")
-            shown = [u.content.text for u in replay if u.session_update == "user_message_chunk"]
-            assert shown == [e.message["content"] for e in entries if "blocks" in e.extra], "replay shows every prompt once"
+        async with in_process(AcpAgent(Config(home=tmp_path, models={"m": profile}, model="m"))) as agent:
+            await check_sixty_histories(agent, model, tmp_path)
+
+
+async def check_sixty_histories(agent: AcpAgent, model: ScriptedModel, tmp_path: Any) -> None:
+    compact = default_compact(threshold=400, keep_last=4)
+    for seed in range(60):
+        sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        session = agent.sessions[sid]
+        entries = history(random.Random(seed))
+        for entry in entries:
+            session.record(entry.message, **entry.extra)
+        before_requests = len(model.requests)
+        outcome = await compact.compact(SessionAccess(session))
+        messages = session.messages()
+        assert_strict_pairing(messages, in_flight_ok=True)
+        if not outcome.compacted:
+            assert len(model.requests) == before_requests
+            continue
+        request = model.requests[-1]["messages"]
+        assert [m["role"] for m in request] == ["system", "user"] and MARKER in request[1]["content"]
+        assert "tools" not in model.requests[-1]
+        last_prompt = [e.message for e in entries if "blocks" in e.extra][-1]
+        assert last_prompt in messages, "the last user prompt is kept verbatim"
+        head = 1 if entries[0].message["role"] == "system" else 0
+        assert messages[:head] == [e.message for e in entries[:head]], "the system message stays first"
+        assert messages[head]["content"] == SUMMARY_PREFIX + "## Goal\nsummarised"
+        assert session.context["compaction_summary"] == "## Goal\nsummarised"
+        assert messages[head + 1] == {"role": "assistant", "content": SUMMARY_ACK}, "user/assistant alternate"
+        tail = messages[head + 2 :]
+        assert tail == [e.message for e in entries][-len(tail):], "the tail is kept verbatim, in order"
+        stored = agent.store.messages(sid)
+        assert [e.message for e in stored if e.active] == messages, "the store holds what the model sees"
+        replay = list(replay_updates(stored))
+        markers = [u for u in replay if getattr(u, "title", None) == COMPACTED_MARKER]
+        assert len(markers) == 1 + sum(1 for e in entries if e.extra.get("kind") == "compaction")
+        shown = [u.content.text for u in replay if u.session_update == "user_message_chunk"]
+        assert shown == [e.message["content"] for e in entries if "blocks" in e.extra], "replay shows every prompt once"

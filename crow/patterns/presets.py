@@ -40,8 +40,8 @@ class RolePrompt:
         self.section = f"# Your role\n{text.strip()}"
 
     async def __call__(self, session: SessionAccess, **_: Any) -> None:
-        messages = session.get_messages()
-        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        entries = session.entries()  # read-only and uncopied: this runs before every model call
+        system = entries[0].message["content"] if entries and entries[0].message["role"] == "system" else ""
         if self.section not in (system or ""):
             session.set_system_prompt(f"{system}\n\n{self.section}".strip())
 
