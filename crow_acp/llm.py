@@ -65,10 +65,14 @@ class ModelClient:
         return self._client
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        """POST the body as it is. crow's messages are plain JSON already, and create() would walk the
-        whole history through openai's typed transform on every call: O(history) in pure Python."""
+        """POST the body as it is, and stream the chunks back as plain dicts.
+
+        crow's messages are plain JSON already: create() would walk the whole history through
+        openai's typed transform on every call, O(history) in pure Python. And typed chunk objects
+        cost more to build than everything else crow does per chunk; the loop reads five fields.
+        """
         from openai import AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+        from openai.types.chat import ChatCompletion
 
         return await self._openai().post(
             "/chat/completions",
@@ -76,7 +80,7 @@ class ModelClient:
             body=body,
             options={"security": {"bearer_auth": True}},
             stream=True,
-            stream_cls=AsyncStream[ChatCompletionChunk],
+            stream_cls=AsyncStream[object],  # object: the client yields each chunk's JSON untouched
         )
 
     def _params(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
@@ -125,22 +129,22 @@ class ModelClient:
             await client.close()
 
 
-def _deltas(chunk: Any) -> list[StreamDelta]:
+def _deltas(chunk: dict[str, Any]) -> list[StreamDelta]:
     out: list[StreamDelta] = []
-    if chunk.usage:
-        out.append(Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0))
-    for choice in chunk.choices or ():
-        delta = choice.delta
-        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-        if reasoning:
+    if usage := chunk.get("usage"):
+        out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek/vLLM, OpenRouter
+        if isinstance(reasoning, str) and reasoning:
             out.append(ReasoningChunk(reasoning))
-        if delta.content:
-            out.append(TextChunk(delta.content))
-        for call in delta.tool_calls or ():
-            fn = call.function
-            out.append(ToolCallChunk(call.index, call.id, fn.name if fn else None, (fn.arguments or "") if fn else ""))
-        if choice.finish_reason:
-            out.append(Finish(choice.finish_reason))
+        if content := delta.get("content"):
+            out.append(TextChunk(content))
+        for call in delta.get("tool_calls") or ():
+            function = call.get("function") or {}
+            out.append(ToolCallChunk(call.get("index", 0), call.get("id"), function.get("name"), function.get("arguments") or ""))
+        if reason := choice.get("finish_reason"):
+            out.append(Finish(reason))
     return out
 
 
