@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import re
+import sys
 import threading
 import time
 from collections import deque
@@ -374,7 +375,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     reply = Reply(text=args.text, reasoning=args.reasoning, delay=args.delay)
     with ScriptedModel(default=reply, model=args.model, port=args.port) as model:
-        print(model.base_url, flush=True)
+        sys.stdout.write(model.base_url + "\n")  # the one output of this command line
+        sys.stdout.flush()
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
