@@ -21,9 +21,11 @@ from acp.schema import (
     ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
+    NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionInfo,
@@ -105,7 +107,10 @@ class AcpAgent:
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), close=SessionCloseCapabilities(), resume=SessionResumeCapabilities()
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="crow", title="Crow", version=__version__),
@@ -116,21 +121,26 @@ class AcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        from acp.schema import NewSessionResponse
-
         session_id = uuid.uuid4().hex
         now = time.time()
         data = {"additional_directories": additional_directories or [], "agent": self.name}
         self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
-        await self._start(await self._restore(session_id, cwd, []), mcp_servers, loaded=False)
+        await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
         self._after_response(session_id)
         return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id))
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
+    ) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
-        session = await self._restore(session_id, cwd, entries)
+        session = await self._restore(session_id, cwd, entries, additional_directories)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
         repaired = session.history[sum(entry.active for entry in entries) :]
         # Replay while the MCP servers start: both take a while, and neither needs the other.
@@ -138,10 +148,18 @@ class AcpAgent:
         self._after_response(session_id)
         return LoadSessionResponse(config_options=self.config_options(session_id))
 
-    async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
+    async def resume_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
+    ) -> Any:
         entries = self._stored_entries(session_id)
         self._held[session_id] = []
-        await self._start(await self._restore(session_id, cwd, entries), mcp_servers, loaded=True)
+        session = await self._restore(session_id, cwd, entries, additional_directories)
+        await self._start(session, mcp_servers, loaded=True)
         self._after_response(session_id)
         return ResumeSessionResponse(config_options=self.config_options(session_id))
 
@@ -283,12 +301,17 @@ class AcpAgent:
         for update in replay_updates(entries) if self.conn else ():
             await self.conn.session_update(session_id=session_id, update=update)
 
-    async def _restore(self, session_id: str, cwd: str, entries: list[StoredMessage]) -> Session:
+    async def _restore(
+        self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None
+    ) -> Session:
         """The session object with its stored history (valid for the model again), not yet started."""
         if session_id in self.sessions:  # loaded again while open: finish with the live one first
             await self.close_session(session_id)
         record = self.store.get(session_id)
         assert record is not None
+        if directories is not None:  # the editor's roots now, over the ones stored
+            record.data["additional_directories"] = directories
+            self.store.update(session_id, data=record.data)
         timeouts = self.config.timeouts
         session = Session(
             id=session_id,

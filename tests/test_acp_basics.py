@@ -42,6 +42,7 @@ async def test_initialize_advertises_what_crow_implements(crow_home, tmp_path):
             assert caps.prompt_capabilities.embedded_context is True
             sessions = caps.session_capabilities
             assert sessions.list is not None and sessions.close is not None and sessions.resume is not None
+            assert sessions.additional_directories is not None
             assert init.agent_info.name == "crow"
 
             # close and resume are routed (they need the SDK's unstable flag), and do what they say.

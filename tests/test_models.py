@@ -81,3 +81,20 @@ async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_ho
                 assert len(model.requests) == 1, "the queued prompt never reached the model"
                 model.add(Reply(text="fresh"))
                 assert (await conn.prompt(session_id=sid, prompt=[text("third")])).stop_reason == "end_turn"
+
+
+@pytest.mark.anyio
+async def test_additional_directories_follow_the_editor_on_load(crow_home, tmp_path):
+    from crow_acp.agent import AcpAgent
+    from crow_acp.config import load_config
+    from helpers import in_process
+
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    async with in_process(AcpAgent(load_config(home=crow_home))) as agent:
+        sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[], additional_directories=[first])).session_id
+        assert agent.sessions[sid].additional_directories == [first]
+        await agent.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[], additional_directories=[second])
+        assert agent.sessions[sid].additional_directories == [second]
+        await agent.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])  # none given: the stored ones
+        assert agent.sessions[sid].additional_directories == [second]
+    assert agent.store.get(sid).data["additional_directories"] == [second]
