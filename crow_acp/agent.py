@@ -45,7 +45,7 @@ from .models import Models
 from .loop import CANCELLED, Turn, run_turn
 from .mcp_host import McpHost, server_specs
 from .permissions import Permissions
-from .prompt_blocks import as_dicts, to_model_text, user_text
+from .prompt_blocks import as_dicts, split_command, to_model_text, user_text
 from .session import Session, SessionAccess, answer_open_calls
 from .store import SessionRecord, SqliteStore, StoredMessage
 
@@ -131,36 +131,15 @@ class AcpAgent:
         return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id))
 
     async def load_session(
-        self,
-        cwd: str,
-        session_id: str,
-        mcp_servers: list[Any] | None = None,
-        additional_directories: list[str] | None = None,
-        **_: Any,
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        entries = self._stored_entries(session_id)
-        self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
-        session = await self._restore(session_id, cwd, entries, additional_directories)
-        # The rows read, plus the results repair_history gave to calls a killed process left open.
-        repaired = session.history[sum(entry.active for entry in entries) :]
-        # Replay while the MCP servers start: both take a while, and neither needs the other.
-        await asyncio.gather(self._replay(session_id, [*entries, *repaired]), self._start(session, mcp_servers, loaded=True))
-        self._after_response(session_id)
+        await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
         return LoadSessionResponse(config_options=self.config_options(session_id))
 
     async def resume_session(
-        self,
-        cwd: str,
-        session_id: str,
-        mcp_servers: list[Any] | None = None,
-        additional_directories: list[str] | None = None,
-        **_: Any,
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        entries = self._stored_entries(session_id)
-        self._held[session_id] = []
-        session = await self._restore(session_id, cwd, entries, additional_directories)
-        await self._start(session, mcp_servers, loaded=True)
-        self._after_response(session_id)
+        await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
         return ResumeSessionResponse(config_options=self.config_options(session_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
@@ -219,7 +198,7 @@ class AcpAgent:
         text = user_text(blocks)
         stop, error = "cancelled", None
         if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
-            if command := self._command(session, text):
+            if command := session.commands.get(split_command(text)[0]):
                 return await self._run_command(session, command, text)
             session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
             await self._report_failures(session)
@@ -263,18 +242,11 @@ class AcpAgent:
         if error:
             await self._emit(ErrorOccurred(session.id, str(error), error))
         await self._emit(TurnFinished(session.id, stop))
-        if session.title is None and text:
-            session.title = " ".join(text.split())[:80]
-            self.store.update(session.id, title=session.title)
-            await self._emit(TitleChanged(session.id, session.title))
-
-    def _command(self, session: Session, text: str) -> Any:
-        if text.startswith("/"):
-            return session.commands.get(text[1:].split(maxsplit=1)[0] if len(text) > 1 else "")
-        return None
+        if title := session.take_title(text):
+            await self._emit(TitleChanged(session.id, title))
 
     async def _run_command(self, session: Session, command: Any, text: str) -> str:
-        argument = (text.split(maxsplit=1)[1:] or [""])[0]
+        argument = split_command(text)[1]
         output = None
         try:
             with anyio.CancelScope() as session.scope:
@@ -296,6 +268,19 @@ class AcpAgent:
         if self.store.get(session_id) is None:
             raise RequestError.resource_not_found(session_id)
         return self.store.messages(session_id)
+
+    async def _reopen(
+        self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
+    ) -> None:
+        """A stored session back in memory and started; on load, its history replayed to the editor."""
+        entries = self._stored_entries(session_id)
+        self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
+        session = await self._restore(session_id, cwd, entries, directories)
+        # The rows read, plus the results repair_history gave to calls a killed process left open.
+        shown = [*entries, *session.history[sum(entry.active for entry in entries) :]] if replay else []
+        # Replay while the MCP servers start: both take a while, and neither needs the other.
+        await asyncio.gather(self._replay(session_id, shown), self._start(session, mcp_servers, loaded=True))
+        self._after_response(session_id)
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         for update in replay_updates(entries) if self.conn else ():

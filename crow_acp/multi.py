@@ -33,7 +33,7 @@ from .events import TitleChanged
 from .multi_conn import MemberConnection, attribute, replay_graph
 from .multi_graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, collect_members, entry_of, is_multi, link_contexts
 from .multi_run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
-from .prompt_blocks import as_dicts, user_text
+from .prompt_blocks import as_dicts, split_command, user_text
 
 log = logging.getLogger(__name__)
 
@@ -175,8 +175,7 @@ class MultiAgent:
     @staticmethod
     def _is_command(graph: Graph, prompt: Prompt) -> bool:
         text = user_text(as_dicts(prompt)) if isinstance(prompt, list) else prompt
-        name = text[1:].split(maxsplit=1)[0] if text.startswith("/") and len(text) > 1 else ""
-        return name in graph.session(graph.entry_name).commands
+        return split_command(text)[0] in graph.session(graph.entry_name).commands
 
     # Plumbing: sessions
     async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
@@ -207,11 +206,8 @@ class MultiAgent:
 
     async def _title(self, graph: Graph, prompt: Prompt) -> None:
         """Drivers that never give the entry the user's text still give the session a title."""
-        session = graph.session(graph.entry_name)
-        if session.title is None and (text := " ".join(prompt_text(prompt).split())[:80]):
-            session.title = text
-            session.store.update(session.id, title=text)
-            await self._send(graph.editor_sid, event_update(TitleChanged(graph.editor_sid, text)))
+        if title := graph.session(graph.entry_name).take_title(prompt_text(prompt)):
+            await self._send(graph.editor_sid, event_update(TitleChanged(graph.editor_sid, title)))
 
     # Plumbing: what members send
     def graph_of(self, session_id: str | None) -> Graph | None:

@@ -19,6 +19,12 @@ def user_text(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(block["text"] for block in blocks if block.get("type") == "text").strip()
 
 
+def split_command(text: str) -> tuple[str, str]:
+    """`/name argument` as (name, argument); the name is "" when the text is no slash command."""
+    parts = text.split(maxsplit=1) if text.startswith("/") else [""]
+    return parts[0][1:], parts[1] if len(parts) > 1 else ""
+
+
 def to_model_text(blocks: list[dict[str, Any]]) -> str:
     return "\n\n".join(part for part in map(_block_text, blocks) if part)
 

@@ -83,6 +83,14 @@ class Session:
     def save(self) -> None:
         self.store.update(self.id, data=self.data)
 
+    def take_title(self, text: str) -> str | None:
+        """Name the session after its first prompt; returns the title when this call set it."""
+        if self.title is not None or not (title := " ".join(text.split())[:80]):
+            return None
+        self.title = title
+        self.store.update(self.id, title=title)
+        return title
+
 
 class SessionAccess:
     """What a callback may touch: never the agent or the connection."""
