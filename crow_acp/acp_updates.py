@@ -15,6 +15,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AvailableCommand,
     AvailableCommandInput,
+    Cost as AcpCost,
     SessionInfoUpdate,
     ToolCallLocation,
     UnstructuredCommandInput,
@@ -24,6 +25,7 @@ from acp.schema import (
 
 from .events import (
     ActivityReported,
+    Cost,
     PlanUpdated,
     ErrorOccurred,
     Event,
@@ -77,10 +79,10 @@ def event_update(event: Event) -> Any:
         case ToolCallFinished(_, call_id, _, result, status):
             content = result.content or [tool_content(text_block(result.text))]
             return update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output)
-        case ModelCallFinished(_, usage, _, window):
-            return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window)
-        case UsageChanged(_, used, window):
-            return UsageUpdate(session_update="usage_update", used=used, size=window)
+        case ModelCallFinished(_, usage, _, window, cost):
+            return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window, cost=_cost(cost))
+        case UsageChanged(_, used, window, cost):
+            return UsageUpdate(session_update="usage_update", used=used, size=window, cost=_cost(cost))
         case ActivityReported(_, activity_id, title, status, kind, text):
             content = [tool_content(text_block(text))] if text else None
             return start_tool_call(activity_id, title, kind=kind, status=status, content=content)
@@ -93,6 +95,10 @@ def event_update(event: Event) -> Any:
         case ErrorOccurred() | TurnFinished():
             return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
     return None
+
+
+def _cost(cost: Cost | None) -> AcpCost | None:
+    return AcpCost(amount=cost.amount, currency=cost.currency) if cost else None
 
 
 def _locations(paths: tuple[str, ...] | list[str]) -> list[ToolCallLocation] | None:

@@ -34,7 +34,7 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
 )
 
-from . import __version__
+from . import __version__, thinking
 from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
 from .config import Config, load_config
 from .errors import CrowError
@@ -168,6 +168,9 @@ class AcpAgent:
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
         """Zed's model picker: switch this session to another [models] profile (remembered)."""
         session = self._session(session_id)
+        if config_id == thinking.OPTION_ID:
+            thinking.choose(session, value)
+            return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
         if config_id != "model" or value not in self.models.names():
             raise RequestError.invalid_params({"configId": config_id, "value": value, "models": self.models.names()})
         session.model = self.models.client(value)
@@ -176,8 +179,9 @@ class AcpAgent:
         return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
 
     def config_options(self, session_id: str) -> list[Any]:
-        """The session's config options for the editor: the model picker."""
-        return [self.models.option(self.sessions[session_id].data.get("model"))]
+        """The session's config options for the editor: the model picker, and thinking for reasoning models."""
+        session = self.sessions[session_id]
+        return [self.models.option(session.data.get("model")), *thinking.options(session)]
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""

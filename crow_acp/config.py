@@ -31,6 +31,17 @@ class ModelProfile(BaseModel):
     """Cap on tokens per reply; None lets the provider decide."""
     temperature: float | None = None
     reasoning_effort: str | None = None
+    """The effort sent as reasoning_effort; with reasoning = true, the picker's starting level."""
+    reasoning: bool = False
+    """The model takes reasoning_effort: the editor offers a thinking level (low, medium, high)."""
+    vision: bool = False
+    """The model accepts images: prompt images and MCP tool images are sent as image parts."""
+    input_price: float | None = None
+    """Price per million prompt tokens; with output_price, usage updates carry the session's cost."""
+    output_price: float | None = None
+    """Price per million completion tokens."""
+    currency: str = "USD"
+    """ISO 4217 code of the prices."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields for providers with their own knobs."""
 
@@ -75,6 +86,13 @@ class PromptConfig(BaseModel):
     """A Jinja2 template that replaces the default system prompt."""
 
 
+class TitleConfig(BaseModel):
+    enabled: bool = True
+    """After the first turn, a short side call names the session (the truncated prompt until then)."""
+    model: str | None = None
+    """The [models] profile that writes titles; None uses the session's own model."""
+
+
 class Config(BaseModel):
     home: Path = Path("~/.crow").expanduser()
     model: str = "default"
@@ -85,6 +103,7 @@ class Config(BaseModel):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
+    titles: TitleConfig = Field(default_factory=TitleConfig)
     max_steps: int = 50
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = 3

@@ -25,6 +25,14 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """A session's cumulative spend (from the profile's prices)."""
+
+    amount: float
+    currency: str
+
+
+@dataclass(frozen=True)
 class ToolView:
     """How a tool call looks in the editor."""
 
@@ -90,6 +98,7 @@ class ModelCallFinished:
     usage: Usage
     finish_reason: str | None
     context_window: int
+    cost: Cost | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,7 @@ class UsageChanged:
     session_id: str
     used: int
     context_window: int
+    cost: Cost | None = None
 
 
 @dataclass(frozen=True)

@@ -83,21 +83,25 @@ class ModelClient:
             stream_cls=AsyncStream[object],  # object: the client yields each chunk's JSON untouched
         )
 
-    def _params(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def _params(self, messages: list[dict], tools: list[dict], reasoning_effort: str | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
         if tools:
             params["tools"] = tools
         for key in ("max_tokens", "temperature", "reasoning_effort"):
             if (value := getattr(self.profile, key)) is not None:
                 params[key] = value
+        if reasoning_effort is not None:  # the session's thinking level, over the profile's default
+            params["reasoning_effort"] = reasoning_effort
         return params
 
-    async def stream(self, messages: list[dict], tools: list[dict]) -> AsyncIterator[StreamDelta]:
+    async def stream(
+        self, messages: list[dict], tools: list[dict], *, reasoning_effort: str | None = None
+    ) -> AsyncIterator[StreamDelta]:
         import openai
 
         started = finished = False
         try:
-            body = {**self._params(messages, tools), **self.profile.extra_body}
+            body = {**self._params(messages, tools, reasoning_effort), **self.profile.extra_body}
             stream = await self._post({**body, "stream": True, "stream_options": {"include_usage": True}})
             async for chunk in stream:
                 started = True

@@ -19,6 +19,8 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
+from . import thinking
+from .costs import charge
 from .events import (
     ModelCallFinished,
     TextDelta,
@@ -124,7 +126,7 @@ async def stream_reply(session: Session) -> Reply:
     reply, calls, message_id = Reply(), {}, uuid.uuid4().hex
     tools = [openai_schema(tool) for tool in session.tools()]
     try:
-        async for delta in session.model.stream(session.messages(), tools):
+        async for delta in session.model.stream(session.messages(), tools, reasoning_effort=thinking.level(session)):
             match delta:
                 case TextChunk(text):
                     reply.text_parts.append(text)
@@ -149,7 +151,8 @@ async def stream_reply(session: Session) -> Reply:
     if reply.usage:
         session.last_usage = reply.usage
         window = session.model.profile.context_window
-        await session.emit(ModelCallFinished(session.id, reply.usage, reply.finish_reason, window))
+        cost = charge(session, reply.usage)
+        await session.emit(ModelCallFinished(session.id, reply.usage, reply.finish_reason, window, cost))
     return reply
 
 

@@ -234,7 +234,9 @@ class SessionAccess:
 
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
-        await self._s.emit(UsageChanged(self._s.id, used, self.context_window))
+        from .costs import total
+
+        await self._s.emit(UsageChanged(self._s.id, used, self.context_window, total(self._s)))
 
     async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
