@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crow_acp.agent import AcpAgent  # noqa: E402
 from crow_acp.config import Config, ModelProfile  # noqa: E402
 from crow_acp.events import Usage  # noqa: E402
+from crow_acp.history import EntryMeta  # noqa: E402
 from crow_acp.session import Session, SessionAccess  # noqa: E402
 from crow_compact import default_compact  # noqa: E402
 from crow_compact.tokens import count_message, encoder_for  # noqa: E402
@@ -49,7 +50,7 @@ async def fill(session: Session, tokens: int, rng: random.Random) -> int:
     encoder, total, index = encoder_for("bench"), 0, 0
     while total < tokens or index % 4:
         body, extra = message(rng, index)
-        session.record(body, **extra)
+        session.record(body, EntryMeta.from_json(extra))
         total += count_message(encoder, body)
         index += 1
     return total
@@ -69,7 +70,7 @@ async def measure(agent: AcpAgent, tokens: int, checks: int) -> dict:
     times, tokenized = [], ledger.tokenized
     for i in range(checks):
         body, extra = message(rng, 3)  # an assistant reply, as post_response sees it
-        entry = session.record(body, **extra)
+        entry = session.record(body, EntryMeta.from_json(extra))
         started = time.perf_counter()
         await compact(access, response=entry.message, usage=Usage(ledger.size, 50), finish_reason="stop", step=i)
         times.append(time.perf_counter() - started)

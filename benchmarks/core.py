@@ -20,7 +20,8 @@ from pathlib import Path
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, Implementation, McpServerStdio
 
-from crow_acp.store import SessionRecord, SqliteStore, StoredMessage
+from crow_acp.history import EntryMeta, StoredMessage, ToolDisplay
+from crow_acp.store import SessionRecord, SqliteStore
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 HERE = Path(__file__).parent
@@ -181,8 +182,8 @@ async def load_time(env: dict[str, str], home: str, messages: int, runs: int) ->
         store.append("bench-load", StoredMessage({"role": "assistant", "content": None, "tool_calls": [
             {"id": call_id, "type": "function", "function": {"name": "time__get_current_time", "arguments": "{}"}}]}))
         store.append("bench-load", StoredMessage({"role": "tool", "tool_call_id": call_id, "content": "result " * 30},
-                                                 {"tool": {"title": "get_current_time", "kind": "read", "status": "completed"}}))
-        store.append("bench-load", StoredMessage({"role": "assistant", "content": f"answer {index} " * 40}, {"reasoning": "thinking " * 10}))
+                                                 EntryMeta(tool=ToolDisplay("get_current_time", "get_current_time", "read"))))
+        store.append("bench-load", StoredMessage({"role": "assistant", "content": f"answer {index} " * 40}, EntryMeta(reasoning="thinking " * 10)))
     times = []
     for _ in range(runs):
         async with spawn_agent_process(TimingClient(), *CROW, env=env, transport_kwargs={"stderr": None}) as (conn, _):

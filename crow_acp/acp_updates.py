@@ -41,7 +41,7 @@ from .events import (
     UsageChanged,
 )
 from .hooks import SlashCommand
-from .store import StoredMessage
+from .history import EntryMeta, StoredMessage, ToolDisplay
 
 COMPACTED_MARKER = "Context compacted"
 
@@ -121,47 +121,48 @@ def commands_update(commands: list[SlashCommand]) -> Any:
 def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
     """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest."""
     for entry in entries:
-        message, extra = entry.message, entry.extra
-        if extra.get("copy") or extra.get("hidden"):
+        message, meta = entry.message, entry.meta
+        if not meta.replayed:
             continue
-        if extra.get("kind") == "compaction":
+        if meta.kind == "summary":
             yield start_tool_call(f"compaction-{entry.row_id}", COMPACTED_MARKER, kind="other", status="completed")
             continue
         match message["role"]:
             case "user":
-                yield from _user_chunks(message, extra)
+                yield from _user_chunks(message, meta)
             case "assistant":
-                yield from _assistant_chunks(message, extra)
+                yield from _assistant_chunks(message, meta)
             case "tool":
-                yield from _tool_updates(message, extra.get("tool", {}))
+                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"))
 
 
-def _user_chunks(message: dict, extra: dict) -> Iterator[Any]:
-    for block in extra.get("blocks") or [{"type": "text", "text": _text(message.get("content"))}]:
-        yield UserMessageChunk(session_update="user_message_chunk", content=block, message_id=extra.get("message_id"))
+def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
+    for block in meta.blocks or [{"type": "text", "text": _text(message.get("content"))}]:
+        yield UserMessageChunk(session_update="user_message_chunk", content=block, message_id=meta.message_id)
 
 
-def _assistant_chunks(message: dict, extra: dict) -> Iterator[Any]:
-    message_id = extra.get("message_id")
-    if reasoning := extra.get("reasoning"):
+def _assistant_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
+    message_id = meta.message_id
+    if reasoning := meta.reasoning:
         yield AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(reasoning), message_id=message_id)
     if text := message.get("content"):
         yield AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
 
 
-def _tool_updates(message: dict, tool: dict) -> Iterator[Any]:
+def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
     call_id = message["tool_call_id"]
     # A terminal id dies with the process that made it, so a replayed command shows its output as text.
-    content = [item for item in tool.get("content") or [] if item.get("type") != "terminal"]
-    if not content or len(content) < len(tool.get("content") or []):
+    stored = tool.content or []
+    content: list[Any] = [item for item in stored if item.get("type") != "terminal"]
+    if not content or len(content) < len(stored):
         content.append(tool_content(text_block(message.get("content") or "")))
     yield start_tool_call(
         call_id,
-        tool.get("title") or tool.get("name") or "tool",
-        kind=tool.get("kind") or "other",
-        status=tool.get("status") or "completed",
-        raw_input=tool.get("raw_input"),
-        locations=_locations(tool.get("locations") or []),
+        tool.title or tool.name,
+        kind=tool.kind,
+        status=tool.status,
+        raw_input=tool.raw_input,
+        locations=_locations(tool.locations),
         content=content,
     )
 

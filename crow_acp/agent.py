@@ -47,7 +47,8 @@ from .mcp_host import McpHost, server_specs
 from .permissions import Permissions
 from .prompt_blocks import as_dicts, split_command, to_model_text, user_text
 from .session import Session, SessionAccess, answer_open_calls
-from .store import SessionRecord, SqliteStore, StoredMessage
+from .history import EntryMeta, StoredMessage
+from .store import SessionRecord, SqliteStore
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ class AcpAgent:
         if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
             if command := session.commands.get(split_command(text)[0]):
                 return await self._run_command(session, command, text)
-            session.record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
+            session.record({"role": "user", "content": to_model_text(blocks)}, EntryMeta("prompt", blocks=blocks))
             await self._report_failures(session)
             stop, error = await self._run_loop(session, cancels)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)

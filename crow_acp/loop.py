@@ -32,6 +32,7 @@ from .events import (
     ToolView,
     Usage,
 )
+from .history import EntryMeta, ToolDisplay
 from .hooks import CrowCallbacks, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .session import Session, SessionAccess
@@ -167,7 +168,7 @@ def _record_reply(session: Session, reply: Reply, message_id: str) -> dict[str, 
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
             for c in reply.calls
         ]
-    session.record(message, message_id=message_id, reasoning=reasoning or None)
+    session.record(message, EntryMeta(message_id=message_id, reasoning=reasoning or None))
     return message
 
 
@@ -222,12 +223,9 @@ async def _finish(session: Session, call: PendingCall, result: ToolResult, done:
     done.add(call.id)
     status = "failed" if result.is_error else "completed"
     view = call.view or ToolView(call.name)
-    display = {"title": view.title, "kind": view.kind, "locations": list(view.locations), "status": status}
     content = [_jsonable(item) for item in result.content] if result.content else None
-    session.record(
-        {"role": "tool", "tool_call_id": call.id, "content": result.text},
-        tool={**display, "name": call.name, "raw_input": call.shown_args, "content": content},
-    )
+    display = ToolDisplay(call.name, view.title, view.kind, status, list(view.locations), call.shown_args, content)
+    session.record({"role": "tool", "tool_call_id": call.id, "content": result.text}, EntryMeta(tool=display))
     await session.emit(ToolCallFinished(session.id, call.id, call.name, result, status))
 
 

@@ -100,10 +100,10 @@ async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> 
 
 
 def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
-    extra = entry.extra
-    plain_user = entry.message["role"] == "user" and not (extra.get("copy") or extra.get("hidden") or extra.get("kind"))
-    if plain_user and ("handoff" in extra or name != graph.entry_name):
-        source = (extra.get("handoff") or {}).get("from")
+    meta = entry.meta
+    plain_user = entry.message["role"] == "user" and meta.replayed and meta.kind in ("message", "prompt")
+    if plain_user and (meta.handoff is not None or name != graph.entry_name):
+        source = meta.handoff.source if meta.handoff else None
         text = entry.message.get("content") or ""
         title = handoff_title(source, name)
         return [event_update(ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import anyio
@@ -18,6 +18,7 @@ from acp import RequestError
 
 from .acp_updates import event_update
 from .events import ActivityReported, ToolStatus
+from .history import EntryMeta, Handoff
 from .multi_graph import GRAPH_SESSIONS, Graph, is_multi
 from .prompt_blocks import as_dicts, to_model_text
 from .session import Session, SessionAccess
@@ -123,7 +124,9 @@ class Run:
         It is what session/load replays as the user's message.
         """
         blocks = as_dicts(self.user_prompt) if isinstance(self.user_prompt, list) else [text_part(self.user_prompt)]
-        self.graph.session(self.graph.entry_name).record({"role": "user", "content": to_model_text(blocks)}, blocks=blocks)
+        self.graph.session(self.graph.entry_name).record(
+            {"role": "user", "content": to_model_text(blocks)}, EntryMeta("prompt", blocks=blocks)
+        )
 
     async def report(
         self, title: str, *, status: ToolStatus = "completed", text: str | None = None, activity_id: str | None = None
@@ -190,8 +193,7 @@ def mark_handoff(session: Session, before: int, source: str) -> None:
     """Tag the user message a hand-off recorded, so session/load replays it as the hand-off, not as the user."""
     for entry in session.history[before:]:
         if entry.message["role"] == "user" and entry.row_id is not None:
-            entry.extra["handoff"] = {"from": source or None}
-            session.store.update_extra(entry.row_id, entry.extra)
+            session.update_meta(entry, replace(entry.meta, handoff=Handoff(source or None)))
             return
 
 

@@ -21,7 +21,8 @@ from .events import (
 )
 from .hooks import SlashCommand
 from .mcp_host import McpHost
-from .store import SessionStore, StoredMessage
+from .history import EntryMeta, StoredMessage, ToolDisplay
+from .store import SessionStore
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -73,12 +74,18 @@ class Session:
     def tools(self) -> list[Tool]:
         return [*self.local_tools.values(), *self.mcp.tools()]
 
-    def record(self, message: dict[str, Any], **extra: Any) -> StoredMessage:
+    def record(self, message: dict[str, Any], meta: EntryMeta | None = None) -> StoredMessage:
         """Append a message to the history and the store at once."""
-        entry = StoredMessage(message, extra)
+        entry = StoredMessage(message, meta or EntryMeta())
         entry.row_id = self.store.append(self.id, entry)
         self.history.append(entry)
         return entry
+
+    def update_meta(self, entry: StoredMessage, meta: EntryMeta) -> None:
+        """Change an entry's metadata in memory and in the store at once."""
+        entry.meta = meta
+        if entry.row_id is not None:
+            self.store.update_extra(entry.row_id, meta.to_json())
 
     def save(self) -> None:
         self.store.update(self.id, data=self.data)
@@ -131,7 +138,7 @@ class SessionAccess:
 
     # Read
     def entries(self) -> Sequence[StoredMessage]:
-        """The live history (each entry's .message and .extra), without copying: for per-call checks
+        """The live history (each entry's .message and .meta), without copying: for per-call checks
         that must not cost O(history). Read-only; compaction replaces the list, so compare identity."""
         return self._s.history
 
@@ -162,9 +169,15 @@ class SessionAccess:
         return [tool.name for tool in self._s.tools()]
 
     # Write
-    def add_message(self, role: str, content: str, **extra: Any) -> None:
-        """Append a message the next model call sees; it is persisted at once."""
-        self._s.record({"role": role, "content": content}, **extra)
+    def add_message(self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any) -> None:
+        """Append a message the next model call sees; it is persisted at once.
+
+        hidden: for the model only, never replayed to the editor (an injection). skill: the skill
+        whose text it is. Other keywords are the caller's own JSON-serializable metadata, stored with it.
+        """
+        json.dumps(other)  # fail here, with the caller on the stack, not later in the store
+        meta = EntryMeta(kind="injected" if hidden else "message", skill=skill, other=other)
+        self._s.record({"role": role, "content": content}, meta)
 
     def set_context(self, key: str, value: Any) -> None:
         """Store a JSON-serializable value with the session; it survives restarts."""
@@ -259,11 +272,11 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
     with session.store.atomic():
         session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
         session.history = history[:head]
-        session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, kind="compaction", replaced=len(old))
+        session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, EntryMeta("summary", replaced=len(old)))
         # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
-        session.record({"role": "assistant", "content": SUMMARY_ACK}, hidden=True)
+        session.record({"role": "assistant", "content": SUMMARY_ACK}, EntryMeta("ack"))
         for entry in tail:
-            session.record(entry.message, **{**entry.extra, "copy": True})
+            session.record(entry.message, entry.meta.with_copy())
     session.context["compaction_summary"] = summary
     session.context["compactions"] = session.context.get("compactions", 0) + 1
     session.save()
@@ -287,5 +300,5 @@ def answer_open_calls(session: Session, text: str) -> None:
             name = call["function"]["name"]
             session.record(
                 {"role": "tool", "tool_call_id": call["id"], "content": text},
-                tool={"name": name, "title": name, "status": "failed"},
+                EntryMeta(tool=ToolDisplay(name, title=name, status="failed")),
             )

@@ -10,9 +10,11 @@ import json
 import sqlite3
 import time
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Protocol
+
+from .history import EntryMeta, StoredMessage  # StoredMessage is re-exported: stores hold it
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -36,18 +38,6 @@ CREATE INDEX IF NOT EXISTS messages_by_session ON messages (session_id, pos);
 
 
 @dataclass
-class StoredMessage:
-    """One history entry: the chat message the model sees, and what only crow and the editor need."""
-
-    message: dict[str, Any]
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Reasoning text, message id, tool display (title, kind, status, content), markers."""
-    active: bool = True
-    """False once compaction archived it: replayed to the editor, never sent to the model."""
-    row_id: int | None = None
-
-
-@dataclass
 class SessionRecord:
     id: str
     cwd: str
@@ -65,7 +55,7 @@ class SessionStore(Protocol):
     def list(self, cwd: str | None = None) -> list[SessionRecord]: ...
     def append(self, session_id: str, entry: StoredMessage) -> int: ...
     def messages(self, session_id: str) -> list[StoredMessage]: ...
-    def update_extra(self, row_id: int, extra: dict[str, Any]) -> None: ...
+    def update_extra(self, row_id: int, extra: dict[str, Any]) -> None: ...  # extra: an EntryMeta.to_json()
     def replace(self, row_id: int, message: dict[str, Any]) -> None: ...
     def move_first(self, session_id: str, row_id: int) -> None: ...
     def archive(self, row_ids: list[int]) -> None: ...
@@ -110,7 +100,7 @@ class SqliteStore:
         cursor = self.db.execute(
             "INSERT INTO messages (session_id, message, extra, active, pos) VALUES (?, ?, ?, ?, "
             "(SELECT COALESCE(MAX(pos), 0) + 1 FROM messages WHERE session_id = ?))",
-            (session_id, json.dumps(entry.message), json.dumps(entry.extra), int(entry.active), session_id),
+            (session_id, json.dumps(entry.message), json.dumps(entry.meta.to_json()), int(entry.active), session_id),
         )
         self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
         return cursor.lastrowid or 0
@@ -119,7 +109,7 @@ class SqliteStore:
         rows = self.db.execute(
             "SELECT id, message, extra, active FROM messages WHERE session_id = ? ORDER BY pos", (session_id,)
         )
-        return [StoredMessage(json.loads(m), json.loads(e), bool(a), row_id=i) for i, m, e, a in rows]
+        return [StoredMessage(json.loads(m), EntryMeta.from_json(json.loads(e)), bool(a), row_id=i) for i, m, e, a in rows]
 
     def update_extra(self, row_id: int, extra: dict[str, Any]) -> None:
         self.db.execute("UPDATE messages SET extra = ? WHERE id = ?", (json.dumps(extra), row_id))

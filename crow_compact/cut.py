@@ -14,10 +14,12 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any, Protocol, Sequence
 
+from crow_acp.history import EntryMeta
+
 
 class Entry(Protocol):
     message: dict[str, Any]
-    extra: dict[str, Any]
+    meta: EntryMeta
 
 
 def head_size(entries: Sequence[Entry]) -> int:
@@ -26,7 +28,7 @@ def head_size(entries: Sequence[Entry]) -> int:
 
 
 def is_prompt(entry: Entry) -> bool:
-    return entry.message.get("role") == "user" and "blocks" in entry.extra
+    return entry.message.get("role") == "user" and entry.meta.kind == "prompt"
 
 
 def turn_starts(entries: Sequence[Entry]) -> list[int]:
@@ -67,6 +69,6 @@ def plan_cut(entries: Sequence[Entry], counts: Sequence[int], *, keep_last: int,
         position += 1
     cut = cuts[position]
     older = entries[head_size(entries) : cut]
-    if all(entry.extra.get("kind") == "compaction" for entry in older):
+    if all(entry.meta.kind == "summary" for entry in older):
         return None  # nothing, or only the previous summary: summarising it again gains nothing
     return cut

@@ -67,8 +67,8 @@ def transcript(older: Sequence[Entry], max_chars: int) -> str:
 
 def _fit(blocks: list[str], older: Sequence[Entry], max_chars: int) -> list[str]:
     """Earlier summaries, then the newest other blocks that fit in max_chars, in order."""
-    summaries = [block for block, entry in zip(blocks, older) if entry.extra.get("kind") == "compaction"]
-    rest = [block for block, entry in zip(blocks, older) if entry.extra.get("kind") != "compaction"]
+    summaries = [block for block, entry in zip(blocks, older) if entry.meta.kind == "summary"]
+    rest = [block for block, entry in zip(blocks, older) if entry.meta.kind != "summary"]
     room, kept = max_chars - sum(map(len, summaries)), []
     for block in reversed(rest):
         if len(block) > room:
@@ -84,7 +84,7 @@ def _block(entry: Entry, names: dict[Any, str]) -> str:
     message = entry.message
     role = message.get("role")
     text = _text(message.get("content"))
-    if entry.extra.get("kind") == "compaction":
+    if entry.meta.kind == "summary":
         return f"[Summary of the conversation before this point]\n{text.removeprefix(SUMMARY_PREFIX)}"
     text = SKILL.sub(lambda m: f"[skill {m.group(1)!r} was loaded here; it is restored after compaction]", text)
     if role == "tool":

@@ -17,7 +17,7 @@ from crow_acp.agent import AcpAgent
 from crow_acp.config import Config, ModelProfile
 from crow_acp.events import Usage
 from crow_acp.session import SessionAccess
-from crow_acp.store import StoredMessage
+from crow_acp.history import EntryMeta, StoredMessage
 from crow_compact import default_compact
 from crow_compact.ledger import TokenLedger
 from crow_compact.tokens import (
@@ -109,7 +109,7 @@ def test_each_message_is_tokenized_once_and_a_check_costs_only_the_new_ones():
     total = ledger.sync(history, 0)
     assert ledger.tokenized == 201
     assert total == sum(count_message(ledger.encoder, e.message) for e in history)
-    history.append(StoredMessage({"role": "user", "content": "one more"}, {"blocks": []}))
+    history.append(StoredMessage({"role": "user", "content": "one more"}, EntryMeta("prompt", blocks=[])))
     ledger.sync(history, 0)
     assert ledger.tokenized == 202
     assert ledger.turn is history[-1].message
@@ -148,14 +148,14 @@ async def test_the_callback_counts_the_reported_usage_and_the_window_sets_the_de
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
     session = agent.sessions[sid]
     access = SessionAccess(session)
-    session.record({"role": "user", "content": "hello"}, blocks=[])
+    session.record({"role": "user", "content": "hello"}, EntryMeta("prompt", blocks=[]))
     reply = session.record({"role": "assistant", "content": "hi there"})
     compact = default_compact(threshold=None)
     assert compact.threshold_for(access) == 40_000
     await compact(access, response=reply.message, usage=Usage(30_000, 4), finish_reason="stop", step=0)
     reply_tokens = count_message(encoder_for("scripted"), reply.message)
     assert await compact.size(access) == 30_000 + reply_tokens
-    session.record({"role": "user", "content": "x " * 100}, blocks=[])
+    session.record({"role": "user", "content": "x " * 100}, EntryMeta("prompt", blocks=[]))
     await compact(access, step=0)
     assert await compact.size(access) == 30_000 + reply_tokens + count_message(encoder_for("scripted"), session.history[-1].message)
 
@@ -169,14 +169,14 @@ async def test_small_sessions_count_by_characters_and_the_tokenizer_takes_over_p
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
     session, access = agent.sessions[sid], SessionAccess(agent.sessions[sid])
     compact = default_compact(threshold=None)  # 40,000: the tokenizer takes over at 20,000
-    session.record({"role": "user", "content": "hello"}, blocks=[])
+    session.record({"role": "user", "content": "hello"}, EntryMeta("prompt", blocks=[]))
     reply = session.record({"role": "assistant", "content": "hi there " * 50})
     await compact(access, response=reply.message, usage=Usage(1_000, 4), finish_reason="stop", step=0)
     ledger = compact._states[sid].ledger
     assert ledger.encoder is CHARS
     assert await compact.size(access) == 1_000 + count_message(CHARS, reply.message)
 
-    session.record({"role": "user", "content": "again"}, blocks=[])
+    session.record({"role": "user", "content": "again"}, EntryMeta("prompt", blocks=[]))
     reply = session.record({"role": "assistant", "content": "more " * 50})
     await compact(access, response=reply.message, usage=Usage(25_000, 4), finish_reason="stop", step=1)
     ledger = compact._states[sid].ledger

@@ -259,7 +259,7 @@ async def test_a_trigger_injects_the_body_once_per_session(tmp_path):
         ("Skill: python", "read", "completed"),
     ]
     stored = agent.sessions[session.session_id].history
-    assert all(e.extra.get("hidden") for e in stored if str(e.message["content"]).startswith("<skill_content"))
+    assert all(e.meta.hidden for e in stored if str(e.message["content"]).startswith("<skill_content"))
 
 
 @pytest.mark.anyio
