@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from . import __version__, thinking
+from .agent_sessions import SessionControl
 from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
 from .config import Config, load_config
 from .errors import CrowError
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
-class AcpAgent:
+class AcpAgent(SessionControl):
     def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         self.name = name
@@ -263,12 +264,7 @@ class AcpAgent:
             await self._emit(TextDelta(session.id, uuid.uuid4().hex, output))
         return "cancelled" if cancelled else "end_turn"
 
-    # Sessions: plumbing
-    def _session(self, session_id: str) -> Session:
-        if session_id not in self.sessions:
-            raise RequestError.resource_not_found(session_id)
-        return self.sessions[session_id]
-
+    # Sessions: plumbing (the public methods on open sessions are SessionControl's, in agent_sessions.py)
     def _stored_entries(self, session_id: str) -> list[StoredMessage]:
         if self.store.get(session_id) is None:
             raise RequestError.resource_not_found(session_id)

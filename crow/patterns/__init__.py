@@ -11,6 +11,8 @@ and patterns nest: loop(sequential(coder, reviewer), judge).
 
 from __future__ import annotations
 
+from crow_acp.multi import Bridge
+
 from .bridge import AgentBridge, add_agent_callback, agent_bridge
 from .chain import chain, sequential
 from .loop import Verdict, loop, parse_verdict
@@ -30,6 +32,7 @@ from .supervisor import supervisor
 
 __all__ = [
     "AgentBridge",
+    "Bridge",
     "ProgressSummaries",
     "RolePrompt",
     "Verdict",

@@ -10,19 +10,23 @@ from __future__ import annotations
 from typing import Any
 
 from crow_acp.hooks import CrowCallbacks
-from crow_acp.multi_run import hand_off
+from crow_acp.multi import Bridge, Node, hand_off
 from crow_acp.session import SessionAccess
 
 
-class AgentBridge:
+class AgentBridge(Bridge):
     """The end_turn hand-off to `next_agent`. It fires once per turn, and only after a normal end.
 
     After cancel, an error, a refusal or a step limit the chain stops where it is: the next agent
     would only get a half-finished answer.
     """
 
-    def __init__(self, next_agent: Any) -> None:
-        self.next_agent = next_agent
+    def __init__(self, next_agent: Node) -> None:
+        self._next = next_agent
+
+    @property
+    def next_agent(self) -> Node:
+        return self._next
 
     async def __call__(
         self, session: SessionAccess, *, stop_reason: str = "end_turn", error: str | None = None, **_: Any
@@ -39,12 +43,12 @@ class AgentBridge:
         return f"agent_bridge({self.next_agent.name!r})"
 
 
-def agent_bridge(next_agent: Any) -> AgentBridge:
+def agent_bridge(next_agent: Node) -> AgentBridge:
     """An end_turn callback that prompts `next_agent` (in its own session) with this agent's summary."""
     return AgentBridge(next_agent)
 
 
-def add_agent_callback(callbacks: CrowCallbacks, next_agent: Any) -> CrowCallbacks:
+def add_agent_callback(callbacks: CrowCallbacks, next_agent: Node) -> CrowCallbacks:
     """A copy of `callbacks` with a bridge to `next_agent` at the end of end_turn; the input is untouched.
 
     Whoever gets the returned callbacks hands off TO `next_agent`. (pydantic's model_copy() is
@@ -57,5 +61,5 @@ def add_agent_callback(callbacks: CrowCallbacks, next_agent: Any) -> CrowCallbac
 
 def without_bridges(callbacks: CrowCallbacks) -> CrowCallbacks:
     copied = callbacks.copy_lists()
-    copied.end_turn = [cb for cb in copied.end_turn if not isinstance(cb, AgentBridge)]
+    copied.end_turn = [cb for cb in copied.end_turn if not isinstance(cb, Bridge)]
     return copied

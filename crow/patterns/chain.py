@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crow_acp.multi import MultiAgent
-from crow_acp.multi_run import Outcome, Prompt, Run
+from crow_acp.multi import MultiAgent, Outcome, Prompt, Run
 
 from .bridge import add_agent_callback, without_bridges
 

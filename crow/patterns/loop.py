@@ -19,8 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from crow_acp.multi import MultiAgent
-from crow_acp.multi_run import Outcome, Prompt, Run, prompt_text
+from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
 
 _VERDICT = re.compile(r"^[\W_]*(STOP|CONTINUE)\b[\W_]*(.*)$", re.IGNORECASE)
 

@@ -12,8 +12,7 @@ from typing import Any
 
 import anyio
 
-from crow_acp.multi import MultiAgent
-from crow_acp.multi_run import Outcome, Prompt, Run, prompt_text
+from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
 
 
 def fan_in_request(task: str, results: list[tuple[str, Outcome]]) -> str:

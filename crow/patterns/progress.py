@@ -17,27 +17,30 @@ import asyncio
 import inspect
 import logging
 import time
-from typing import Any
+from typing import Awaitable, Callable, Union
 
+from crow_acp.agent import AcpAgent
 from crow_acp.events import Event, ToolCallFinished, TurnFinished
 from crow_acp.session import SessionAccess
 
 log = logging.getLogger(__name__)
 
+Summarizer = Union[AcpAgent, Callable[[str], Union[Awaitable[str], str]], None]
+"""None (the session's own model), an AcpAgent (its model), or `async def summarize(text) -> str`."""
 SUMMARIZER_SYSTEM = "You write progress notes for a user watching a coding agent. One or two short sentences, no preamble."
 
 
 class ProgressSummaries:
-    def __init__(self, summarizer: Any = None, *, every_events: int = 5, every_seconds: float = 30.0) -> None:
+    def __init__(self, summarizer: Summarizer = None, *, every_events: int = 5, every_seconds: float = 30.0) -> None:
         self.summarizer = summarizer
         self.every_events = max(1, every_events)
         self.every_seconds = every_seconds
-        self._agents: list[Any] = []
+        self._agents: list[AcpAgent] = []
         self._events: dict[str, list[str]] = {}
         self._since: dict[str, float] = {}
         self._tasks: dict[str, set[asyncio.Task[None]]] = {}
 
-    def attach(self, *agents: Any) -> ProgressSummaries:
+    def attach(self, *agents: AcpAgent) -> ProgressSummaries:
         """Observe these agents (the members of a MultiAgent, say); returns self."""
         for agent in agents:
             agent.add_observer(self)
@@ -88,7 +91,7 @@ class ProgressSummaries:
     async def _summarize(self, session: SessionAccess, text: str) -> str:
         if self.summarizer is None:
             return await session.prompt(text, system=SUMMARIZER_SYSTEM)
-        if hasattr(self.summarizer, "model"):
+        if isinstance(self.summarizer, AcpAgent):
             messages = [{"role": "system", "content": SUMMARIZER_SYSTEM}, {"role": "user", "content": text}]
             return await self.summarizer.model.complete(messages)
         result = self.summarizer(text)
@@ -96,11 +99,11 @@ class ProgressSummaries:
 
     def _session(self, sid: str) -> SessionAccess | None:
         for agent in self._agents:
-            if sid in agent.sessions:
-                return SessionAccess(agent.sessions[sid])
+            if agent.is_open(sid):
+                return agent.access(sid)
         return None
 
 
-def progress_summaries(summarizer: Any = None, *, every_events: int = 5, every_seconds: float = 30.0) -> ProgressSummaries:
+def progress_summaries(summarizer: Summarizer = None, *, every_events: int = 5, every_seconds: float = 30.0) -> ProgressSummaries:
     """An observer that shows short progress notes; attach it with `.attach(agent, ...)`."""
     return ProgressSummaries(summarizer, every_events=every_events, every_seconds=every_seconds)

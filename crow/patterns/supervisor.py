@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from crow_acp.multi import MultiAgent
-from crow_acp.multi_run import Outcome, Prompt, Run, prompt_text
+from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
 
 STATE = "supervisor"
 ROUTER_SYSTEM = (

@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import uuid
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
 
 import anyio
 from acp import RequestError
 
-from .acp_updates import event_update
-from .events import ActivityReported, ToolStatus
-from .history import EntryMeta, Handoff
-from .multi_graph import GRAPH_SESSIONS, Graph, is_multi
-from .prompt_blocks import as_dicts, to_model_text
-from .session import Session, SessionAccess
-
-if TYPE_CHECKING:
-    from .agent import AcpAgent
+from ..acp_updates import event_update
+from ..agent import AcpAgent
+from ..events import ActivityReported, ToolStatus
+from ..prompt_blocks import as_dicts, to_model_text
+from ..session import SessionAccess
+from .graph import GRAPH_SESSIONS, Graph, Node
 
 Prompt = str | list[Any]
 """Text, or ACP content blocks (pydantic or dicts) as the editor sent them."""
@@ -82,29 +79,29 @@ class Run:
         self._send = send
         self._scopes: set[anyio.CancelScope] = set()
 
-    # The shared context (blackboard)
+    # The entry session's context: its shared keys are the graph's blackboard
     def get_context(self, key: str, default: Any = None) -> Any:
-        return self.graph.session(self.graph.entry_name).context.get(key, default)
+        return self.graph.access(self.graph.entry_name).get_context(key, default)
 
     def set_context(self, key: str, value: Any) -> None:
-        SessionAccess(self.graph.session(self.graph.entry_name)).set_context(key, value)
+        self.graph.access(self.graph.entry_name).set_context(key, value)
 
     def access(self, agent: AcpAgent) -> SessionAccess:
-        return SessionAccess(self.graph.session(agent.name))
+        return self.graph.access(agent.name)
 
     # Steering
-    async def ask(self, target: Any, prompt: Prompt, *, source: str | None = None) -> Outcome:
+    async def ask(self, target: Node, prompt: Prompt, *, source: str | None = None) -> Outcome:
         """Run `target` on `prompt` in its session of this graph; a hand-off unless it is the user's prompt.
 
         The outcome covers every agent the target's bridges handed off to in the meantime.
         """
-        if is_multi(target):
+        if not isinstance(target, AcpAgent):
             return await target.drive(self, prompt, source)
         if target.name not in self.graph.sessions:
             raise ValueError(f"{target.name!r} is not a member of this MultiAgent")
-        session = self.graph.session(target.name)
+        sid = self.graph.sessions[target.name]
         user = target.name == self.graph.entry_name and prompt is self.user_prompt
-        return await run_turn_of(target, session, prompt, None if user else (source or ""), self.report, self)
+        return await run_turn_of(target, sid, prompt, None if user else (source or ""), self.report, self)
 
     async def side_prompt(self, agent: AcpAgent, text: str, *, system: str | None = None) -> str | None:
         """A side model call on `agent`'s model (history untouched); None when the run was cancelled."""
@@ -124,9 +121,7 @@ class Run:
         It is what session/load replays as the user's message.
         """
         blocks = as_dicts(self.user_prompt) if isinstance(self.user_prompt, list) else [text_part(self.user_prompt)]
-        self.graph.session(self.graph.entry_name).record(
-            {"role": "user", "content": to_model_text(blocks)}, EntryMeta("prompt", blocks=blocks)
-        )
+        self.graph.entry.record_prompt(self.graph.entry_sid, blocks)
 
     async def report(
         self, title: str, *, status: ToolStatus = "completed", text: str | None = None, activity_id: str | None = None
@@ -147,9 +142,9 @@ Reporter = Callable[..., Awaitable[str]]
 
 
 async def run_turn_of(
-    agent: AcpAgent, session: Session, prompt: Prompt, source: str | None, report: Reporter, run: Run | None = None
+    agent: AcpAgent, sid: str, prompt: Prompt, source: str | None, report: Reporter, run: Run | None = None
 ) -> Outcome:
-    """Prompt `agent` in `session`. `source` None: the user's own message; else a hand-off from it,
+    """Prompt `agent` in its session `sid`. `source` None: the user's own message; else a hand-off from it,
     shown through `report` as a tool call that is in progress while the agent (and its bridges) run."""
     text, title = prompt_text(prompt), handoff_title(source, agent.name)
     activity = await report(title, status="in_progress", text=text) if source is not None else None
@@ -157,12 +152,12 @@ async def run_turn_of(
     frame = [step]
     if run is not None:
         run.steps.append(step)
-    if session.lock.locked():
+    if agent.in_turn(sid):
         step.stop_reason, step.error = "refusal", BUSY
     elif run is not None and run.cancelled:
         step.stop_reason = "cancelled"
     else:
-        frame = await _prompt(agent, session, prompt, step, source)
+        frame = await _prompt(agent, sid, prompt, step, source)
     if (parent := _FRAME.get()) is not None:
         parent.extend(frame)
     if activity is not None:
@@ -171,30 +166,22 @@ async def run_turn_of(
     return Outcome.of(frame)
 
 
-async def _prompt(agent: AcpAgent, session: Session, prompt: Prompt, step: Step, source: str | None) -> list[Step]:
+async def _prompt(agent: AcpAgent, sid: str, prompt: Prompt, step: Step, source: str | None) -> list[Step]:
     """The turn itself; returns its frame: this step, then the steps of every hand-off made inside it."""
     frame = [step]
-    before = len(session.history)
+    before = len(agent.access(sid).entries())
     token = _FRAME.set(frame)
     try:
         blocks = prompt if isinstance(prompt, list) else [text_part(prompt)]
-        step.stop_reason = (await agent.prompt(prompt=blocks, session_id=session.id)).stop_reason
+        step.stop_reason = (await agent.prompt(prompt=blocks, session_id=sid)).stop_reason
     except RequestError as exc:  # the agent logged it; the hand-off shows it, and the run decides what it means
         step.stop_reason, step.error = "error", str(exc)
     finally:
         _FRAME.reset(token)
     if source is not None:
-        mark_handoff(session, before, source)
-    step.summary = SessionAccess(session).get_summary()
+        agent.mark_handoff(sid, before, source or None)
+    step.summary = agent.access(sid).get_summary()
     return frame
-
-
-def mark_handoff(session: Session, before: int, source: str) -> None:
-    """Tag the user message a hand-off recorded, so session/load replays it as the hand-off, not as the user."""
-    for entry in session.history[before:]:
-        if entry.message["role"] == "user" and entry.row_id is not None:
-            session.update_meta(entry, replace(entry.meta, handoff=Handoff(source or None)))
-            return
 
 
 def handoff_title(source: str | None, target: str) -> str:
@@ -209,7 +196,7 @@ def text_part(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
-async def hand_off(source: SessionAccess, target: Any, text: str) -> Outcome:
+async def hand_off(source: SessionAccess, target: Node, text: str) -> Outcome:
     """Give `text` to `target` as a new prompt in its own session: what a bridge does.
 
     Inside a MultiAgent the run supplies the target's session and collects its stop reason.
@@ -219,28 +206,29 @@ async def hand_off(source: SessionAccess, target: Any, text: str) -> Outcome:
     run = CURRENT_RUN.get()
     if run is not None and (name := run.graph.name_of(source.session_id)) is not None:
         return await run.ask(target, text, source=name)
-    if is_multi(target):
+    if not isinstance(target, AcpAgent):
         raise TypeError("a bridge to a MultiAgent only runs inside a MultiAgent")
     path = (*_PATH.get(), source.session_id)
-    if any(sid in target.sessions for sid in path):  # the target is still in a turn further up this chain
+    if any(target.is_open(sid) for sid in path):  # the target is still in a turn further up this chain
         await source.report(handoff_title("", target.name), status="failed", text=BUSY)
         return Outcome("refusal", agent=target.name, error=BUSY)
-    session = await _session_alone(source, target)
+    sid = await _session_alone(source, target)
     token = _PATH.set(path)
     try:
-        return await run_turn_of(target, session, text, "", source.report)
+        return await run_turn_of(target, sid, text, "", source.report)
     finally:
         _PATH.reset(token)
 
 
-async def _session_alone(source: SessionAccess, target: AcpAgent) -> Session:
+async def _session_alone(source: SessionAccess, target: AcpAgent) -> str:
+    """The target's session for hand-offs from `source`: open, resumed from the store, or new."""
     known = dict(source.get_context(GRAPH_SESSIONS) or {})
     sid = known.get(target.name)
-    if sid in target.sessions:
-        return target.sessions[sid]
+    if sid and target.is_open(sid):
+        return sid
     if sid and target.store.get(sid) is not None:
         await target.resume_session(cwd=source.cwd, session_id=sid, mcp_servers=[])
-    else:
-        sid = (await target.new_session(cwd=source.cwd, mcp_servers=[])).session_id
-        source.set_context(GRAPH_SESSIONS, {**known, target.name: sid})
-    return target.sessions[sid]
+        return sid
+    sid = (await target.new_session(cwd=source.cwd, mcp_servers=[])).session_id
+    source.set_context(GRAPH_SESSIONS, {**known, target.name: sid})
+    return sid

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from acp import text_block
 
-from .acp_updates import event_update, replay_updates
-from .events import ActivityReported
-from .multi_graph import Graph
-from .multi_run import handoff_title
+from ..acp_updates import event_update, replay_updates
+from ..events import ActivityReported
+from .graph import Graph
+from .run import handoff_title
 
 if TYPE_CHECKING:
-    from .store import StoredMessage
+    from ..history import StoredMessage
+    from .agent import MultiAgent
 
 ENTRY_ONLY = {
     "usage_update", "session_info_update", "available_commands_update", "current_mode_update", "config_option_update"
@@ -35,7 +36,7 @@ ENTRY_ONLY = {
 class MemberConnection:
     """The editor connection as one member agent sees it (outgoing calls only)."""
 
-    def __init__(self, multi: Any, name: str) -> None:
+    def __init__(self, multi: MultiAgent, name: str) -> None:
         self._multi = multi
         self._name = name
 

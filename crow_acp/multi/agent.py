@@ -6,16 +6,19 @@
 
 One editor session is a session on every member (same cwd, same MCP servers); the editor's
 session id is the entry agent's. A prompt goes to the entry agent, or to the driver. Everything a
-member shows reaches the editor attributed (multi_conn), hand-offs show as "a → b" tool calls,
+member shows reaches the editor attributed (conn.py), hand-offs show as "a → b" tool calls,
 cancel stops every member, and the stop reason covers the whole run: "cancelled" if any part
 was cancelled, else the last agent's. session/load restores every member and replays the
 whole graph's history in order.
 
 Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default
-"blackboard", "plan" and "graph_sessions"; patterns add theirs) are one value across all members
-of an editor session. `session.set_context(key, ...)` in any member is seen by every other member
-at once, and is saved with every member. Other keys stay private to the member's session: they
-hold per-session bookkeeping (injected skills, compaction counters) that must not leak.
+"blackboard", "plan" and "graph_sessions"; patterns add theirs) are one Blackboard across all
+members of an editor session (blackboard.py). `session.set_context(key, ...)` in any member (or
+any other change of a shared key) is seen by every other member at once, and is saved with every
+member. Other keys stay private to the member's session: they hold per-session bookkeeping
+(injected skills, compaction counters) that must not leak.
+
+The members are driven through AcpAgent's public methods only (agent_sessions.SessionControl).
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from typing import Any, Awaitable, Callable, Iterable
 from acp import RequestError
 from acp.schema import LoadSessionResponse, NewSessionResponse, PromptResponse, ResumeSessionResponse
 
-from .acp_updates import event_update
-from .errors import CrowError
-from .events import TitleChanged
-from .multi_conn import MemberConnection, attribute, replay_graph
-from .multi_graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, collect_members, entry_of, is_multi, link_contexts
-from .multi_run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
-from .prompt_blocks import as_dicts, split_command, user_text
+from ..acp_updates import event_update
+from ..agent import AcpAgent
+from ..errors import CrowError
+from ..events import TitleChanged
+from ..prompt_blocks import as_dicts, user_text
+from .conn import MemberConnection, attribute, replay_graph
+from .graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, Node, collect_members, entry_of
+from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +46,11 @@ Driver = Callable[[Run, Prompt, "str | None"], Awaitable[Outcome]]
 
 
 class MultiAgent:
-    is_multi_agent = True
-
     def __init__(
         self,
-        entry_agent: Any,
+        entry_agent: Node,
         *,
-        members: Iterable[Any] = (),
+        members: Iterable[Node] = (),
         driver: Driver | None = None,
         name: str | None = None,
         shared_keys: Iterable[str] = (),
@@ -59,7 +61,7 @@ class MultiAgent:
         self.members = collect_members([entry_agent, *extra])
         self.driver = driver
         self.name = name or self.entry.name
-        nested = [key for node in [entry_agent, *extra] if is_multi(node) for key in node.shared_keys]
+        nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]
         self.shared_keys = frozenset({*DEFAULT_SHARED, *shared_keys, *nested})
         self.conn: Any = None
         self._graphs: dict[str, Graph] = {}
@@ -117,7 +119,7 @@ class MultiAgent:
         return await self.entry.set_config_option(config_id=config_id, session_id=session_id, value=value)
 
     def _options(self, graph: Graph) -> list[Any]:
-        return self.entry.config_options(graph.sessions[graph.entry_name])
+        return self.entry.config_options(graph.entry_sid)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:
         """The entry agent's sessions: one per editor session (members' sessions are not listed)."""
@@ -175,7 +177,7 @@ class MultiAgent:
     @staticmethod
     def _is_command(graph: Graph, prompt: Prompt) -> bool:
         text = user_text(as_dicts(prompt)) if isinstance(prompt, list) else prompt
-        return split_command(text)[0] in graph.session(graph.entry_name).commands
+        return graph.entry.offers_command(graph.entry_sid, text)
 
     # Plumbing: sessions
     async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
@@ -185,7 +187,7 @@ class MultiAgent:
             raise RequestError.resource_not_found(session_id)
         known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
 
-        async def one(member: Any) -> str:
+        async def one(member: AcpAgent) -> str:
             sid = session_id if member is self.entry else known.get(member.name)
             if sid and member.store.get(sid) is not None:
                 await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
@@ -196,9 +198,7 @@ class MultiAgent:
         return {member.name: sid for member, sid in zip(self.members, sids)}
 
     def _open(self, sids: dict[str, str]) -> Graph:
-        agents = {member.name: member for member in self.members}
-        graph = Graph(editor_sid=sids[self.entry.name], sessions=sids, agents=agents, entry_name=self.entry.name)
-        link_contexts([graph.session(name) for name in sids], self.shared_keys, sids)
+        graph = Graph.open(self.members, sids, self.shared_keys)
         self._graphs[graph.editor_sid] = graph
         for sid in sids.values():
             self._routes[sid] = graph
@@ -206,7 +206,7 @@ class MultiAgent:
 
     async def _title(self, graph: Graph, prompt: Prompt) -> None:
         """Drivers that never give the entry the user's text still give the session a title."""
-        if title := graph.session(graph.entry_name).take_title(prompt_text(prompt)):
+        if title := graph.entry.take_title(graph.entry_sid, prompt_text(prompt)):
             await self._send(graph.editor_sid, event_update(TitleChanged(graph.editor_sid, title)))
 
     # Plumbing: what members send

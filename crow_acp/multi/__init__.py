@@ -1,0 +1,34 @@
+"""Multi-agent machinery: a graph of AcpAgents served to the editor as one agent.
+
+    agent.py       MultiAgent: the ACP handlers of the whole graph
+    graph.py       which agents take part (bridges are edges), one editor session's Graph
+    blackboard.py  the shared context every member sees and stores
+    run.py         one prompt's run: hand-offs, stop reasons, cancel; what patterns steer with
+    conn.py        what members send the editor, attributed; session/load of a graph
+
+Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
+"""
+
+from __future__ import annotations
+
+from .agent import Driver, MultiAgent
+from .blackboard import Blackboard, MemberContext
+from .graph import GRAPH_SESSIONS, Bridge, Graph, Node
+from .run import Outcome, Prompt, Run, Step, hand_off, prompt_text
+
+__all__ = [
+    "GRAPH_SESSIONS",
+    "Blackboard",
+    "Bridge",
+    "Driver",
+    "Graph",
+    "MemberContext",
+    "MultiAgent",
+    "Node",
+    "Outcome",
+    "Prompt",
+    "Run",
+    "Step",
+    "hand_off",
+    "prompt_text",
+]

@@ -1,0 +1,156 @@
+"""A MultiAgent's graph: which agents take part, and what one editor session of it holds.
+
+Members are found from the entry agent by walking bridges: every callback that is a `Bridge`
+(crow.patterns.agent_bridge makes them) is an edge. Patterns add members no bridge reaches
+(a judge, a router's agents) explicitly. Nested MultiAgents contribute their members.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Union
+
+from ..agent import AcpAgent
+from .blackboard import Blackboard
+
+if TYPE_CHECKING:
+    from ..session import SessionAccess
+    from .agent import MultiAgent
+    from .run import Run
+
+Node = Union[AcpAgent, "MultiAgent"]
+"""What a graph is built from, and what a bridge or a pattern hands over to."""
+GRAPH_SESSIONS = "graph_sessions"
+"""Context key: {agent name: that agent's session id}, stored in every member session."""
+DEFAULT_SHARED = frozenset({GRAPH_SESSIONS, "blackboard", "plan"})
+
+
+class Bridge(ABC):
+    """An end_turn callback that hands the turn's result to another agent: an edge of the graph.
+
+    MultiAgent finds its members by walking the bridges in its agents' callbacks.
+    crow.patterns.AgentBridge is the one crow ships; subclass this for your own hand-off.
+    """
+
+    @property
+    @abstractmethod
+    def next_agent(self) -> Node:
+        """The agent (or graph) this bridge hands over to."""
+
+
+def entry_of(node: Node) -> AcpAgent:
+    return node if isinstance(node, AcpAgent) else node.entry
+
+
+def bridges_of(agent: AcpAgent) -> list[Node]:
+    """The agents this agent's bridges hand over to."""
+    return [callback.next_agent for callback in agent.callbacks.all() if isinstance(callback, Bridge)]
+
+
+def collect_members(roots: Iterable[Node]) -> list[AcpAgent]:
+    """Every agent reachable from roots, first root's entry first; a bridge cycle is a ValueError.
+
+    A cycle cannot run: a bridge runs inside its agent's turn, which holds that agent's session,
+    so a hand-off back to it would wait forever. Refusing it here names the loop at build time.
+    """
+    order: list[AcpAgent] = []
+    state: dict[int, str] = {}
+
+    def visit(node: Node, path: list[str]) -> None:
+        if not isinstance(node, AcpAgent):
+            for i, member in enumerate(node.members):
+                visit(member, path if i == 0 else [])
+            return
+        mark = state.get(id(node))
+        if mark == "done":
+            return
+        if mark == "active":
+            raise ValueError(f"agent graph has a cycle: {' → '.join([*path, node.name])}")
+        state[id(node)] = "active"
+        order.append(node)
+        for nxt in bridges_of(node):
+            if nxt is node:
+                raise ValueError(f"agent {node.name!r} bridges to itself")
+            visit(nxt, [*path, node.name])
+        state[id(node)] = "done"
+
+    for root in roots:
+        visit(root, [])
+    _unique_names(order)
+    return order
+
+
+def _unique_names(agents: list[AcpAgent]) -> None:
+    """Members are told apart by name (session list filter, attribution, graph_sessions): dedupe."""
+    seen: set[str] = set()
+    for agent in agents:
+        name, n = agent.name, 2
+        while name in seen:
+            name, n = f"{agent.name}-{n}", n + 1
+        agent.name = name
+        seen.add(name)
+
+
+@dataclass(eq=False)
+class Graph:
+    """One editor session of a MultiAgent: a session on every member, one shared blackboard."""
+
+    editor_sid: str
+    sessions: dict[str, str]
+    """Agent name → that member's session id; the entry's id is the editor's."""
+    agents: dict[str, AcpAgent]
+    entry_name: str
+    blackboard: Blackboard
+    released: bool = False
+    """False until the session/new|load response went out: updates are held until then."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    run: Run | None = None
+    cancels: int = 0
+    """session/cancel notifications so far; a prompt waiting for the lock compares it."""
+    headed: set[tuple[str, Any]] = field(default_factory=set)
+    """(agent, message id) pairs whose attribution header was sent."""
+
+    @classmethod
+    def open(cls, agents: list[AcpAgent], sids: dict[str, str], shared: frozenset[str]) -> Graph:
+        """The graph of the members' open sessions (entry first), their contexts joined on one blackboard.
+
+        The shared values stored with the entry win over the other members' (any one restores them).
+        """
+        values: dict[str, Any] = {}
+        for agent in reversed(agents):
+            access = agent.access(sids[agent.name])
+            values.update({key: value for key in shared if (value := access.get_context(key, _NONE)) is not _NONE})
+        values[GRAPH_SESSIONS] = dict(sids)
+        board = Blackboard(shared, values)
+        for agent in agents:
+            agent.join_blackboard(sids[agent.name], board)
+        named = {agent.name: agent for agent in agents}
+        return cls(sids[agents[0].name], dict(sids), named, agents[0].name, board)
+
+    @property
+    def labelled(self) -> bool:
+        return len(self.agents) > 1
+
+    @property
+    def entry(self) -> AcpAgent:
+        return self.agents[self.entry_name]
+
+    @property
+    def entry_sid(self) -> str:
+        return self.sessions[self.entry_name]
+
+    def access(self, name: str) -> SessionAccess:
+        return self.agents[name].access(self.sessions[name])
+
+    def name_of(self, session_id: str) -> str | None:
+        return next((name for name, sid in self.sessions.items() if sid == session_id), None)
+
+    def save(self) -> None:
+        for name, sid in self.sessions.items():
+            if self.agents[name].is_open(sid):
+                self.agents[name].save_session(sid)
+
+
+_NONE: Any = object()
