@@ -46,7 +46,8 @@ def serve_agent(spec: str | None, model: str | None) -> None:
     try:
         config = load_config(model=model)
     except ConfigError as exc:
-        sys.exit(f"crow: {exc}")
+        sys.stderr.write(f"crow: {exc}\n")
+        sys.exit(3)
     configure_logging(config.log_dir)
     serve(load_agent(spec, config))
 

@@ -231,6 +231,8 @@ class AcpAgent(SessionControl):
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
                 log.exception("turn failed")
+            else:  # e.g. the model's final error after retries: crow.log keeps it for the user
+                log.error("turn failed: %s", exc)
             return "end_turn", exc
         finally:
             session.scope = None

@@ -111,7 +111,7 @@ class ModelClient:
         except openai.APIError as exc:
             if started and not finished:
                 raise ModelError(f"{CUT_OFF} ({exc.__cause__ or exc})") from exc
-            raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
+            raise ModelError(describe_api_error(exc, self.profile.base_url, self.profile.api_key_env)) from exc
         if not finished:
             raise ModelError(CUT_OFF)
 
@@ -123,7 +123,7 @@ class ModelClient:
             params = self._params(messages, [])
             reply = await self._openai().chat.completions.create(**params, extra_body=self.profile.extra_body or None)
         except openai.APIError as exc:
-            raise ModelError(describe_api_error(exc, self.profile.base_url)) from exc
+            raise ModelError(describe_api_error(exc, self.profile.base_url, self.profile.api_key_env)) from exc
         return (reply.choices[0].message.content or "") if reply.choices else ""
 
     async def close(self) -> None:
@@ -152,13 +152,13 @@ def _deltas(chunk: dict[str, Any]) -> list[StreamDelta]:
     return out
 
 
-def describe_api_error(exc: Exception, base_url: str | None) -> str:
+def describe_api_error(exc: Exception, base_url: str | None, key_env: str = "OPENAI_API_KEY") -> str:
     """One sentence a user can act on."""
     import openai
 
     where = base_url or "the OpenAI API"
     if isinstance(exc, openai.AuthenticationError):
-        return f"The model endpoint ({where}) rejected the API key (401). Check OPENAI_API_KEY."
+        return f"The model endpoint ({where}) rejected the API key (401). Check {key_env}."
     if isinstance(exc, openai.APITimeoutError):
         return f"The model endpoint ({where}) timed out."
     if isinstance(exc, openai.APIConnectionError):

@@ -42,12 +42,15 @@ class ServerSpec:
 
 def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfig]) -> list[ServerSpec]:
     """The editor's servers (ACP stdio, http or sse), then config.toml's, unless the editor has one by that name."""
+    from .config import resolve_command
+
     specs = [_from_acp(server) for server in editor_servers]
     names = {spec.name for spec in specs}
     for name, server in configured.items():
         if server.enabled and name not in names:
             transport = "stdio" if server.command else server.transport
-            specs.append(ServerSpec(name, server.command, server.args, server.env, server.url, transport, server.headers))
+            command = resolve_command(server.command) if server.command else None
+            specs.append(ServerSpec(name, command, server.args, server.env, server.url, transport, server.headers))
     return specs
 
 

@@ -18,9 +18,21 @@ STDIN_LIMIT = 50 * 1024 * 1024
 log = logging.getLogger(__name__)
 
 
-def configure_logging(log_dir: Path) -> None:
-    level = os.environ.get("CROW_LOG_LEVEL", "INFO").upper()
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level() -> tuple[str, str | None]:
+    """CROW_LOG_LEVEL, or INFO and a warning to show when it names no level."""
+    raw = os.environ.get("CROW_LOG_LEVEL", "").strip()
+    if not raw or raw.upper() in LOG_LEVELS:
+        return raw.upper() or "INFO", None
+    return "INFO", f"CROW_LOG_LEVEL={raw!r} is not one of {', '.join(LOG_LEVELS)}; using INFO"
+
+
+def configure_logging(log_dir: Path, *, stderr: bool = True) -> None:
+    """Log to $CROW_HOME/logs/crow.log, and to stderr unless a terminal UI owns the screen."""
+    level, problem = log_level()
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)] if stderr else []
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         handlers.append(RotatingFileHandler(log_dir / "crow.log", maxBytes=5_000_000, backupCount=3))
@@ -28,6 +40,8 @@ def configure_logging(log_dir: Path) -> None:
         sys.stderr.write(f"crow: cannot write logs to {log_dir}: {exc}\n")
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers)
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per model request is noise
+    if problem:
+        log.warning(problem)
 
 
 def protect_stdout() -> int:

@@ -1,0 +1,160 @@
+"""config.toml cannot be silently wrong: every class of mistake is an error naming the table and the key."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crow_acp.config import load_config, resolve_command
+from crow_acp.errors import ConfigError
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def error_for(tmp_path: Path, text: str) -> str:
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(home=tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'config.toml'}: "), "the message names the file"
+    return message.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[permission]\ndefault = "deny"\n', "`[permission]`: unknown table; did you mean `[permissions]`?"),
+        ('modle = "gpt-4.1"\n', "`modle`: unknown key at the top level; did you mean `model`?"),
+        ('[permissions]\ndefualt = "deny"\n', "`[permissions]`: unknown key `defualt`; did you mean `default`?"),
+        ('[models.fast]\nmodle = "x"\n', "`[models.fast]`: unknown key `modle`; did you mean `model`?"),
+        ('[mcp_servers.time]\ncomand = "x"\n', "`[mcp_servers.time]`: unknown key `comand`; did you mean `command`?"),
+    ],
+)
+def test_an_unknown_table_or_key_names_it_and_the_closest_valid_one(tmp_path, text, expected):
+    assert error_for(tmp_path, text) == expected
+
+
+def test_a_misspelled_permission_policy_is_an_error_not_a_looser_policy(tmp_path):
+    message = error_for(tmp_path, '[permissions.tools]\n"shell__rm" = "deni"\n')
+    assert message.startswith("`[permissions.tools]` `shell__rm`: ")
+    assert "did you mean 'deny'?" in message and "(got 'deni')" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "got"),
+    [
+        ('[timeouts]\nmodel = "600s"\n', "`[timeouts]` `model`", "'600s'"),
+        ('[mcp_servers.t]\ncommand = "x"\nenabled = "no"\n', "`[mcp_servers.t]` `enabled`", "'no'"),
+        ("max_steps = \"many\"\n", "`max_steps`", "'many'"),
+        ("timeouts = 5\n", "`timeouts`", "5"),
+    ],
+)
+def test_a_wrong_type_names_the_key_and_the_value(tmp_path, text, where, got):
+    message = error_for(tmp_path, text)
+    assert message.startswith(where + ": ") and message.endswith(f"(got {got})")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("[timeouts]\nmodel = -1\n", "`[timeouts]` `model`"),
+        ("max_steps = 0\n", "`max_steps`"),
+        ("[models.fast]\ncontext_window = 0\n", "`[models.fast]` `context_window`"),
+        ("[models.fast]\ntemperature = 9.0\n", "`[models.fast]` `temperature`"),
+        ('[models.fast]\nbase_url = "api.openai.com/v1"\n', "`[models.fast]` `base_url`"),
+    ],
+)
+def test_an_impossible_value_names_the_key(tmp_path, text, where):
+    assert error_for(tmp_path, text).startswith(where + ": ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[mcp_servers.time]\nargs = ["x"]\n', '[mcp_servers.time]\ncommand = "a"\nurl = "http://127.0.0.1:9/mcp"\n'],
+)
+def test_an_mcp_server_needs_exactly_one_of_command_or_url(tmp_path, text):
+    message = error_for(tmp_path, text)
+    assert message == "`[mcp_servers.time]`: needs exactly one of `command` (a stdio server) or `url` (a remote server)"
+
+
+def test_broken_toml_and_unreadable_files_name_the_file(tmp_path):
+    assert "line 2" in error_for(tmp_path, "x = [1\nmodel = 2\n")
+    (tmp_path / "config.toml").write_bytes(b'model = "\xff"\n')
+    with pytest.raises(ConfigError, match=re.escape(str(tmp_path / "config.toml"))):
+        load_config(home=tmp_path)
+
+
+def test_the_readme_config_example_works_as_written(tmp_path, monkeypatch):
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
+    assert blocks, "the README has a config example"
+    (tmp_path / "config.toml").write_text(blocks[0])
+    monkeypatch.delenv("CROW_MODEL", raising=False)
+    config = load_config(home=tmp_path)
+    assert config.profile().model == "gpt-4.1-mini"
+    assert config.permissions.tools["shell__rm"] == "deny"
+    assert sorted(config.mcp_servers) == ["docs", "time"] and config.warnings() == []
+
+
+def test_a_profiles_own_base_url_wins_over_openai_base_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.delenv("CROW_MODEL", raising=False)
+    (tmp_path / "config.toml").write_text(
+        'model = "own"\n[models.own]\nbase_url = "http://127.0.0.1:2/v1"\n[models.plain]\nmodel = "m"\n'
+    )
+    config = load_config(home=tmp_path)
+    assert config.profile().base_url == "http://127.0.0.1:2/v1"
+    assert load_config(home=tmp_path, model="plain").profile().base_url == "http://127.0.0.1:1/v1"
+
+
+def test_without_a_key_crow_says_which_variable_the_profile_reads(tmp_path, monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "MY_KEY", "CROW_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "config.toml").write_text('model = "p"\n[models.p]\napi_key_env = "MY_KEY"\n')
+    with pytest.raises(ConfigError, match="set MY_KEY in the environment"):
+        load_config(home=tmp_path).api_key()
+
+
+def test_a_model_that_is_close_to_a_profile_name_is_a_warning(tmp_path, monkeypatch):
+    monkeypatch.delenv("CROW_MODEL", raising=False)
+    (tmp_path / "config.toml").write_text('model = "fats"\n[models.fast]\nmodel = "m"\n')
+    assert load_config(home=tmp_path).warnings() == [
+        "model 'fats' is not a profile in [models]; it is sent as a raw model id; did you mean 'fast'?"
+    ]
+
+
+def test_stdio_commands_are_also_found_next_to_crows_python(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # as when Zed starts crow with no venv on PATH
+    beside = Path(sys.executable).parent / "mcp-server-time"
+    assert beside.exists(), "the test extras install mcp-server-time in this environment"
+    assert resolve_command("mcp-server-time") == str(beside)
+    tool = tmp_path / "my-tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    assert resolve_command("my-tool") == "my-tool", "PATH first"
+    assert resolve_command("~/x/server") == os.path.expanduser("~/x/server")
+
+
+def test_an_invalid_log_level_falls_back_to_info_with_a_warning(tmp_path):
+    code = "import logging, pathlib, sys; from crow_acp.serve import configure_logging; " \
+           "configure_logging(pathlib.Path(sys.argv[1])); print(logging.getLogger().level)"
+    env = {**os.environ, "CROW_LOG_LEVEL": "LOUD"}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == str(20), "INFO"
+    assert "CROW_LOG_LEVEL='LOUD' is not one of DEBUG, INFO, WARNING, ERROR; using INFO" in done.stderr
+    assert "using INFO" in (tmp_path / "crow.log").read_text()
+
+
+def test_crow_acp_stops_on_a_config_error_with_one_line_and_status_3(tmp_path):
+    (tmp_path / "config.toml").write_text('[permission]\ndefault = "deny"\n')
+    env = {**os.environ, "CROW_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "crow", "acp"], env=env, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 3
+    assert done.stderr == f"crow: {tmp_path / 'config.toml'}: `[permission]`: unknown table; did you mean `[permissions]`?\n"
+    assert done.stdout == ""
