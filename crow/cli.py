@@ -65,7 +65,14 @@ def load_agent(spec: str | None, config: Any) -> Any:
     value = getattr(module, attr, None)
     if value is None:
         sys.exit(f"crow: {target} has no attribute {attr!r}")
-    return value if hasattr(value, "prompt") else value()
+    from crow_acp.agent import AcpAgent
+    from crow_acp.multi import MultiAgent
+
+    if not isinstance(value, (AcpAgent, MultiAgent)) and callable(value):
+        value = value()  # a zero-argument factory
+    if not isinstance(value, (AcpAgent, MultiAgent)):
+        sys.exit(f"crow: {spec} is not an AcpAgent or MultiAgent, nor a factory of one (got {type(value).__name__})")
+    return value
 
 
 def _import(target: str) -> Any:

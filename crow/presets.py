@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crow_acp.agent import AcpAgent
+from crow_acp.config import Config
 from crow_acp.hooks import CrowCallbacks
 
 
-def default_callbacks(config: Any = None) -> CrowCallbacks:
+def default_callbacks(config: Config | None = None) -> CrowCallbacks:
     """The default prompt, skills and compaction callbacks (each package adds its part here)."""
     from crow_acp.editor import editor_tools
     from crow_compact import compact_from_config
@@ -23,17 +22,17 @@ def default_callbacks(config: Any = None) -> CrowCallbacks:
     return callbacks
 
 
-def _skills_and_prompt(config: Any) -> CrowCallbacks:
+def _skills_and_prompt(config: Config | None) -> CrowCallbacks:
     """Skills, then the prompt: the prompt's begin_session renders the tool names and the skills catalog."""
     from crow_prompt import default_prompt
     from crow_skills import default_skills
 
-    home = getattr(config, "home", None)
+    home = config.home if config else None
     prompt = default_prompt(system_path=config.prompt.system_path if config else None, home=home)
     return default_skills(home=home) + CrowCallbacks(begin_session=[prompt], pre_request=[prompt])
 
 
-def default_agent(config: Any = None) -> AcpAgent:
+def default_agent(config: Config | None = None) -> AcpAgent:
     agent = AcpAgent(config)
     agent.set_callbacks(default_callbacks(agent.config))
     return agent

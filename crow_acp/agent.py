@@ -40,7 +40,7 @@ from .acp_updates import AcpUpdates, commands_update, event_update, replay_updat
 from .config import Config, load_config
 from .errors import CrowError
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
-from .hooks import CrowCallbacks, call_user_code, run_hooks
+from .hooks import CrowCallbacks, OffersCommands, call_user_code, run_hooks
 from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
@@ -322,7 +322,7 @@ class AcpAgent(SessionControl):
         """Connect the MCP servers, offer the commands and run begin_session."""
         await session.mcp.connect(server_specs(mcp_servers or [], self.config.mcp_servers))
         for callback in self.callbacks.all():
-            for command in getattr(callback, "commands", ()):
+            for command in callback.commands if isinstance(callback, OffersCommands) else ():
                 session.commands[command.name] = command
         await run_hooks(self.callbacks.begin_session, SessionAccess(session), loaded=loaded)
 

@@ -9,8 +9,8 @@
 
 A callback is `async def cb(session: SessionAccess, **kwargs)`; plain functions work too.
 Callbacks run in list order. One that raises is logged and reported, and the turn goes on.
-A callback may carry slash commands in a `commands` attribute (a list of SlashCommand): crow
-offers them in every session of the agent (this is how `/compact` comes with default_compact()).
+A callback may carry slash commands in a `commands` attribute (a list of SlashCommand, see
+OffersCommands): crow offers them in every session of the agent (this is how `/compact` comes with default_compact()).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Sequence, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,13 @@ class CrowCallbacks(BaseModel):
 
 
 HOOKS = ("begin_session", "pre_request", "post_response", "end_turn")
+
+
+@runtime_checkable
+class OffersCommands(Protocol):
+    """A callback that brings slash commands: crow offers them in every session of the agent."""
+
+    commands: Sequence[SlashCommand]
 
 
 @dataclass(frozen=True)

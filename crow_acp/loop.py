@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 import anyio
+from pydantic import BaseModel
 
 from . import thinking
 from .costs import charge
@@ -207,13 +208,13 @@ async def _outcome(turn: Turn, call: PendingCall, tool: Tool | None) -> ToolResu
         names = ", ".join(t.name for t in session.tools()) or "none"
         return ToolResult(f"Unknown tool {call.name!r}. Available: {names}", is_error=True)
     context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
-    preview = await tool.preview(call.args, context) if hasattr(tool, "preview") else None
+    preview = await tool.preview(call.args, context)
     if preview and preview.is_error:  # it cannot work (say, a path outside the workspace): no need to ask
         return preview
     if refusal := await turn.permit(session, call, tool, preview):
         return ToolResult(refusal, is_error=True)
     await session.emit(ToolCallRunning(session.id, call.id))
-    limit = getattr(tool, "timeout", None) or turn.tool_timeout  # a tool with its own limit says so
+    limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:
         result = await tool.call(call.args, context)
     return ToolResult(f"The tool timed out after {limit:g} s.", is_error=True) if timer.cancelled_caught else result
@@ -230,4 +231,4 @@ async def _finish(session: Session, call: PendingCall, result: ToolResult, done:
 
 
 def _jsonable(item: Any) -> Any:
-    return item.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(item, "model_dump") else item
+    return item.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(item, BaseModel) else item

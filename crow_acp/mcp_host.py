@@ -203,6 +203,8 @@ def _callable(tool: Any) -> bool:
 class McpTool:
     """An MCP tool as a crow Tool."""
 
+    timeout: float | None = None  # the server's call timeout applies
+
     def __init__(self, server: McpServer, tool: Any) -> None:
         self.server = server
         self.remote_name = tool.name
@@ -216,6 +218,9 @@ class McpTool:
     def view(self, arguments: dict[str, Any]) -> ToolView:
         kind = "read" if self.read_only else infer_kind(self.remote_name)
         return ToolView(title=f"{self.display} ({self.server.spec.name})", kind=kind)
+
+    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+        return None  # an MCP server cannot say what a call would do
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         from mcp import MCPError

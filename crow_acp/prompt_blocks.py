@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from pydantic import BaseModel
+
 MAX_LINKED_FILE = 200_000
 
 
 def as_dicts(blocks: list[Any]) -> list[dict[str, Any]]:
     """Blocks arrive as pydantic models from the editor, or as dicts from Python callers."""
-    return [b.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(b, "model_dump") else b for b in blocks]
+    return [b.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(b, BaseModel) else b for b in blocks]
 
 
 def user_text(blocks: list[dict[str, Any]]) -> str:

@@ -36,14 +36,16 @@ class Tool(Protocol):
     description: str
     parameters: dict[str, Any]
     read_only: bool
+    timeout: float | None
+    """Seconds the loop allows a call; None means the configured tool timeout."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView: ...
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
 
-    # Optional: `async def preview(arguments, context) -> ToolResult | None` says what a call would do,
-    # without doing it. Its content (a diff) goes into the permission request; an error result ends
-    # the call before anyone is asked.
+    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+        """What a call would do, without doing it (None: nothing to show). Its content (a diff) goes
+        into the permission request; an error result ends the call before anyone is asked."""
 
 
 Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult | str]]

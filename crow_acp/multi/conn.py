@@ -48,23 +48,43 @@ class MemberConnection:
             session_id, tool_call = graph.editor_sid, attribute_tool(graph, self._name, tool_call)
         return await self._multi.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options, **kwargs)
 
-    def __getattr__(self, name: str) -> Any:
-        """fs/* and terminal/* requests: the same call, for the editor's session id."""
-        method = getattr(self._multi.conn, name)
-        if not callable(method):
-            return method
+    # fs/* and terminal/*: the same request, for the editor's session id.
+    async def read_text_file(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.read_text_file(**self._editor(kwargs))
 
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            if (graph := self._multi.graph_of(kwargs.get("session_id"))) is not None:
-                kwargs["session_id"] = graph.editor_sid
-            return await method(*args, **kwargs)
+    async def write_text_file(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.write_text_file(**self._editor(kwargs))
 
-        return call
+    async def create_terminal(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.create_terminal(**self._editor(kwargs))
+
+    async def terminal_output(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.terminal_output(**self._editor(kwargs))
+
+    async def wait_for_terminal_exit(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.wait_for_terminal_exit(**self._editor(kwargs))
+
+    async def kill_terminal(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.kill_terminal(**self._editor(kwargs))
+
+    async def release_terminal(self, **kwargs: Any) -> Any:
+        return await self._multi.conn.release_terminal(**self._editor(kwargs))
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._multi.conn.ext_method(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        await self._multi.conn.ext_notification(method, params)
+
+    def _editor(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if (graph := self._multi.graph_of(kwargs.get("session_id"))) is not None:
+            return {**kwargs, "session_id": graph.editor_sid}
+        return kwargs
 
 
 def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
     """A member's update as the editor gets it: dropped, labelled, or passed on."""
-    kind = getattr(update, "session_update", None)
+    kind = update.session_update
     if kind in ENTRY_ONLY and name != graph.entry_name:
         return []
     if kind == "agent_message_chunk" and graph.labelled and (name, update.message_id) not in graph.headed:
@@ -79,7 +99,7 @@ def attribute_tool(graph: Graph, name: str, call: Any) -> Any:
     changes: dict[str, Any] = {}
     if name != graph.entry_name:
         changes["tool_call_id"] = f"{name}/{call.tool_call_id}"
-    if graph.labelled and getattr(call, "title", None):
+    if graph.labelled and call.title:
         changes["title"] = f"{name}: {call.title}"
     return call.model_copy(update=changes) if changes else call
 
