@@ -50,6 +50,7 @@ from .prompt_blocks import as_dicts, split_command, to_model_text, user_text
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
 from .store import SessionRecord, SqliteStore
+from .wire import check_directories
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,7 @@ class AcpAgent(SessionControl):
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
+        check_directories(cwd, additional_directories)
         session_id = uuid.uuid4().hex
         now = time.time()
         data = {"additional_directories": additional_directories or [], "agent": self.name}
@@ -276,6 +278,7 @@ class AcpAgent(SessionControl):
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
     ) -> None:
         """A stored session back in memory and started; on load, its history replayed to the editor."""
+        check_directories(cwd, directories)
         entries = self._stored_entries(session_id)
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories)

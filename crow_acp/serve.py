@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
-STDIN_LIMIT = 50 * 1024 * 1024
+from .shutdown import SIGNALS, StopSignals, first_of, stop_serving
+from .wire import READ_PIECE, StdioTransport
+
 log = logging.getLogger(__name__)
 
 
@@ -52,31 +55,9 @@ def protect_stdout() -> int:
     return protocol_fd
 
 
-class JsonObjectLines(asyncio.StreamReader):
-    """Stdin without lines that cannot be a JSON-RPC message.
-
-    The SDK logs and skips a line that is not JSON, but any other JSON value (`[1]`, `42`, `"x"`)
-    kills its receive loop, and crow would never answer the editor again.
-    """
-
-    _continued = False
-
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
-        while True:
-            try:
-                line = await super().readuntil(separator)
-            except asyncio.LimitOverrunError:
-                self._continued = True  # the SDK reads an overlong line in pieces: pass the rest on
-                raise
-            continued, self._continued = self._continued, False
-            if continued or line.lstrip()[:1] in (b"{", b""):
-                return line
-            log.warning("ignored a line that is not a JSON-RPC message: %.200r", line)
-
-
 async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = JsonObjectLines(limit=STDIN_LIMIT)
+    reader = asyncio.StreamReader(limit=READ_PIECE)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     pipe = os.fdopen(protocol_fd, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
@@ -84,16 +65,29 @@ async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio
 
 
 async def serve_stdio(agent: Any, protocol_fd: int) -> None:
-    from acp import run_agent
+    """Serve until stdin closes or a signal arrives, then shut down in order (see shutdown.py)."""
+    from acp import AgentSideConnection
 
+    signals = StopSignals()
     reader, writer = await stdio_streams(protocol_fd)
+    wire = StdioTransport(reader, writer)
+    connection = AgentSideConnection(agent, wire, listening=False, use_unstable_protocol=True)
+    listening = asyncio.create_task(connection.listen())
     try:
-        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+        await first_of(asyncio.shield(listening), signals.first.wait(), wire.gone.wait())
+        await stop_serving(agent, wire, connection, signals.second)
     finally:
-        await agent.shutdown()
+        listening.cancel()
+        signals.remove()
 
 
 def serve(agent: Any) -> None:
-    """Serve `agent` to the editor on stdin/stdout until the editor closes stdin."""
+    """Serve `agent` to the editor on stdin/stdout until the editor closes stdin or signals crow."""
+    for sig in SIGNALS:  # until the event loop takes them over: a signal now still exits cleanly
+        signal.signal(sig, _exit_now)
     protocol_fd = protect_stdout()
     asyncio.run(serve_stdio(agent, protocol_fd))
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    raise SystemExit(0)

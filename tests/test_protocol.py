@@ -40,14 +40,19 @@ async def test_malformed_input_gets_errors_and_the_server_stays_up(crow_home):
     try:
         proc.stdin.write("".join(line + "\n" for line in LINES).encode())
         await proc.stdin.drain()
-        answers = {}
+        answers, unaddressed = {}, []
         with anyio.fail_after(20):
             while len(answers) < 5:
                 line = await proc.stdout.readline()
                 assert line, "crow closed stdout"
                 message = json.loads(line)  # every byte on stdout is protocol
-                answers[message["id"]] = message
+                if message["id"] is None:
+                    unaddressed.append(message["error"]["code"])
+                else:
+                    answers[message["id"]] = message
         assert proc.returncode is None
+        # Lines that cannot be requests get a reply with a null id: parse error, or invalid request.
+        assert unaddressed == [-32700, -32700, -32600, -32600, -32600, -32600]
         assert answers[1]["error"]["code"] == -32601
         assert answers[2]["error"]["code"] == -32602
         assert answers[3]["error"]["code"] == -32602

@@ -1,0 +1,85 @@
+"""Valid Unicode at every boundary: nothing crow stores, sends or shows holds a lone surrogate.
+
+Python strings can hold lone surrogates (JSON `"\\ud800"` decodes to one), but UTF-8 cannot: one
+such character in a session's history would make every later model request and every replay
+fail to encode, and the session would be poisoned for good. So text is repaired where it enters:
+the wire (prompts, client answers), the model stream, tool results and callbacks' messages (all
+recorded through Session.record), and a stored history on load.
+
+Repair keeps what can be kept: a high and a low surrogate that arrived as two separate escapes
+become the one character they encode; a lone half becomes U+FFFD.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """`text` with surrogate pairs joined and lone surrogates replaced (the same object when valid)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # UTF-16 round trip: a pair encodes to the 4 bytes of its character, a lone half fails to decode.
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def clean_value(value: Any) -> Any:
+    """A JSON-like value with every string (keys too) cleaned.
+
+    Containers are repaired in place and returned, so the common case, nothing wrong, costs no
+    copy. Iterative, not recursive: a value nested deeper than the recursion limit is cleaned too.
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for index, child in enumerate(node):
+                if isinstance(child, str):
+                    node[index] = clean_text(child)
+                elif isinstance(child, (list, dict)):
+                    stack.append(child)
+        elif isinstance(node, dict):
+            for key, child in list(node.items()):
+                if isinstance(key, str) and (fixed := clean_text(key)) is not key:
+                    del node[key]
+                    node[key := fixed] = child
+                if isinstance(child, str):
+                    node[key] = clean_text(child)
+                elif isinstance(child, (list, dict)):
+                    stack.append(child)
+    return value
+
+
+def cleaned_copy(value: Any) -> Any:
+    """A cleaned copy of a JSON-like value, leaving `value` itself alone (others still hold it)."""
+    import copy
+
+    return clean_value(copy.deepcopy(value))
+
+
+class SurrogateJoiner:
+    """Joins a surrogate pair the model split across stream chunks.
+
+    Each SSE chunk is its own JSON document, so `"\\ud83d"` in one chunk and `"\\ude00"` in the
+    next decode to two lone halves. A high surrogate at the end of a piece waits for the next one.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text, self._held = self._held + piece, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return clean_text(text)
+
+    def flush(self) -> str:
+        """What is still held at the end of the stream (a lone half, so U+FFFD), or ""."""
+        held, self._held = self._held, ""
+        return clean_text(held)

@@ -1,0 +1,118 @@
+"""A raw JSON-RPC peer for `crow acp`: sends any bytes, reads every line crow writes.
+
+The SDK's client cannot send hostile input, so the wire, Unicode and shutdown tests speak the
+protocol by hand. Every line crow writes must be valid UTF-8 JSON: `lines()` asserts that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import anyio
+
+INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+
+
+class RawCrow:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.received: list[dict[str, Any]] = []
+        self._next_id = 1000
+
+    @property
+    def updates(self) -> list[dict[str, Any]]:
+        return [m["params"]["update"] for m in self.received if m.get("method") == "session/update"]
+
+    def unaddressed(self) -> list[int]:
+        """Error codes of replies crow sent with a null id (to lines that were no request)."""
+        return [m["error"]["code"] for m in self.received if "method" not in m and m.get("id") is None]
+
+    async def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        await self.proc.stdin.drain()
+
+    async def send(self, method: str, params: Any, request_id: Any = None) -> Any:
+        """Send a request; returns its id."""
+        if request_id is None:
+            request_id, self._next_id = self._next_id, self._next_id + 1
+        await self.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n")
+        return request_id
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self.write(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode() + b"\n")
+
+    async def read_one(self) -> dict[str, Any] | None:
+        assert self.proc.stdout is not None
+        line = await self.proc.stdout.readline()
+        if not line:
+            return None
+        line.decode("utf-8")  # strict: crow never writes invalid UTF-8
+        message = json.loads(line)
+        self.received.append(message)
+        if message.get("method") == "session/request_permission":  # the raw peer always allows
+            await self.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "outcome": {"outcome": "selected", "optionId": "allow_once"}}}).encode() + b"\n")  # fmt: skip
+        return message
+
+    async def answer(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
+        """Read until the response to request_id arrives."""
+        with anyio.fail_after(timeout):
+            while True:
+                for message in self.received:
+                    if "method" not in message and message.get("id") == request_id:
+                        return message
+                if await self.read_one() is None:
+                    raise AssertionError(f"crow closed stdout before answering {request_id!r}")
+
+    async def call(self, method: str, params: Any, timeout: float = 60) -> dict[str, Any]:
+        return await self.answer(await self.send(method, params), timeout)
+
+    async def wait_for(self, predicate: Any, timeout: float = 60) -> None:
+        with anyio.fail_after(timeout):
+            while not predicate(self):
+                if await self.read_one() is None:
+                    raise AssertionError("crow closed stdout")
+
+    async def new_session(self, cwd: str) -> str:
+        reply = await self.call("session/new", {"cwd": cwd, "mcpServers": []})
+        return reply["result"]["sessionId"]
+
+    async def prompt(self, session_id: str, text: str, timeout: float = 60) -> dict[str, Any]:
+        prompt = [{"type": "text", "text": text}]
+        return await self.call("session/prompt", {"sessionId": session_id, "prompt": prompt}, timeout)
+
+    async def drain_to_exit(self, timeout: float = 30) -> int:
+        """Read everything crow still writes, then its exit status."""
+        with anyio.fail_after(timeout):
+            while await self.read_one() is not None:
+                pass
+            return await self.proc.wait()
+
+    def signal(self, sig: signal.Signals) -> None:
+        os.kill(self.proc.pid, sig)
+
+
+@asynccontextmanager
+async def raw_crow(env: dict[str, str], *args: str, cwd: str | Path | None = None) -> AsyncIterator[RawCrow]:
+    """`python -m crow acp ARGS`, initialized; killed at the end if it is still running."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "crow", "acp", *args, env=env, cwd=cwd,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None, limit=2**26,
+    )  # fmt: skip
+    crow = RawCrow(proc)
+    try:
+        reply = await crow.call("initialize", INITIALIZE)
+        assert reply["result"]["protocolVersion"] == 1
+        yield crow
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
