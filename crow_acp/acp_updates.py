@@ -25,6 +25,7 @@ from acp.schema import (
 
 from .events import (
     ActivityReported,
+    CommandsChanged,
     Cost,
     PlanUpdated,
     ErrorOccurred,
@@ -42,6 +43,7 @@ from .events import (
 )
 from .hooks import SlashCommand
 from .history import EntryMeta, StoredMessage, ToolDisplay
+from .images import replayed_blocks
 
 COMPACTED_MARKER = "Context compacted"
 
@@ -90,6 +92,8 @@ def event_update(event: Event) -> Any:
             return update_tool_call(call_id, content=content)
         case TitleChanged(_, title):
             return SessionInfoUpdate(session_update="session_info_update", title=title)
+        case CommandsChanged(_, commands):
+            return commands_update(list(commands))
         case PlanUpdated(_, entries):
             return update_plan([plan_entry(e.content, priority=e.priority, status=e.status) for e in entries])
         case ErrorOccurred() | TurnFinished():
@@ -137,7 +141,8 @@ def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
 
 
 def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
-    for block in meta.blocks or [{"type": "text", "text": _text(message.get("content"))}]:
+    blocks = replayed_blocks(message, meta.blocks) if meta.blocks else None
+    for block in blocks or [{"type": "text", "text": _text(message.get("content"))}]:
         yield UserMessageChunk(session_update="user_message_chunk", content=block, message_id=meta.message_id)
 
 

@@ -45,8 +45,11 @@ from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
 from .mcp_host import McpHost, server_specs
+from .mcp_live import all_commands, report_failures, wait_for_servers
+from .mcp_live import attach as attach_mcp
 from .permissions import Permissions
-from .prompt_blocks import as_dicts, split_command, to_model_text, user_text
+from .prompt_blocks import as_dicts, split_command, user_text
+from .prompt_input import PromptRefused, model_content, stored_blocks
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
 from .store import SessionRecord, SqliteStore
@@ -208,7 +211,13 @@ class AcpAgent(SessionControl):
         if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
             if command := session.commands.get(split_command(text)[0]):
                 return await self._run_command(session, command, text)
-            session.record({"role": "user", "content": to_model_text(blocks)}, EntryMeta("prompt", blocks=blocks))
+            await wait_for_servers(session)  # the first prompt waits for servers still starting
+            try:
+                content = await model_content(session, blocks)
+            except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
+                await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
+                return "end_turn"
+            session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=stored_blocks(blocks)))
             await self._report_failures(session)
             stop, error = await self._run_loop(session, cancels)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
@@ -323,7 +332,8 @@ class AcpAgent(SessionControl):
 
     async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
         """Connect the MCP servers, offer the commands and run begin_session."""
-        await session.mcp.connect(server_specs(mcp_servers or [], self.config.mcp_servers))
+        session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers))  # in the background
+        attach_mcp(session)
         for callback in self.callbacks.all():
             for command in callback.commands if isinstance(callback, OffersCommands) else ():
                 session.commands[command.name] = command
@@ -349,15 +359,11 @@ class AcpAgent(SessionControl):
         for event in held:
             await self._emit(event)
         await self._report_failures(session)
-        if self.conn and session.commands:
-            await self.conn.session_update(session_id=session_id, update=commands_update(list(session.commands.values())))
+        if self.conn and (commands := all_commands(session)):
+            await self.conn.session_update(session_id=session_id, update=commands_update(commands))
 
     async def _report_failures(self, session: Session) -> None:
-        """Show each MCP server that failed to start or died later, once; the session goes on without it."""
-        for server in session.mcp.new_failures():
-            title = f"MCP server {server.spec.name!r} is unavailable"
-            activity = ActivityReported(session.id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error)
-            await self._emit(activity)
+        await report_failures(session)
 
     async def _emit(self, event: Event) -> None:
         if (held := self._held.get(event.session_id)) is not None:

@@ -50,6 +50,8 @@ class ToolResult:
     content: list[Any] | None = None
     """ACP tool-call content (diff, terminal, content blocks); None shows `text`."""
     raw_output: Any = None
+    images: list[tuple[str, str]] = field(default_factory=list)
+    """Images for the model as (mime type, base64 data); a vision model sees them after the results."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,15 @@ class PlanUpdated:
     entries: tuple[PlanEntry, ...]
 
 
+@dataclass(frozen=True)
+class CommandsChanged:
+    """The slash commands on offer changed (an MCP server came up or changed its prompts)."""
+
+    session_id: str
+    commands: tuple[Any, ...]
+    """SlashCommand objects, in the order the editor lists them."""
+
+
 Event = (
     TextDelta
     | ThoughtDelta
@@ -182,5 +193,6 @@ Event = (
     | TitleChanged
     | ToolCallUpdated
     | PlanUpdated
+    | CommandsChanged
 )
 Observer = Callable[[Event], Awaitable[None] | None]

@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 from pydantic import BaseModel
 
-from . import thinking
+from . import images, thinking
 from .costs import charge
 from .events import (
     ModelCallFinished,
@@ -56,6 +56,8 @@ class PendingCall:
     """The arguments as a JSON object, parsed once the reply is complete."""
     problem: str | None = None
     """Why the arguments are unusable (not JSON, not an object)."""
+    images: list[tuple[str, str]] = field(default_factory=list)
+    """Images the tool returned, shown to a vision model after all of the reply's results."""
 
     @property
     def arguments(self) -> str:
@@ -126,9 +128,11 @@ async def run_turn(turn: Turn) -> str:
 async def stream_reply(session: Session) -> Reply:
     """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
     reply, calls, message_id = Reply(), {}, uuid.uuid4().hex
+    await session.mcp.settle()  # a tool list that changed during the last tool call
     tools = [openai_schema(tool) for tool in session.tools()]
     try:
-        async for delta in session.model.stream(session.messages(), tools, reasoning_effort=thinking.level(session)):
+        messages = images.for_model(session)
+        async for delta in session.model.stream(messages, tools, reasoning_effort=thinking.level(session)):
             match delta:
                 case TextChunk(text):
                     reply.text_parts.append(text)
@@ -189,6 +193,7 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
             for call in calls:
                 if call.id not in done:
                     await _finish(session, call, ToolResult(CANCELLED, is_error=True), done)
+            images.record_tool_images(session, [(call.name, call.images) for call in calls if call.images])
 
 
 async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str]) -> None:
@@ -222,6 +227,7 @@ async def _outcome(turn: Turn, call: PendingCall, tool: Tool | None) -> ToolResu
 
 async def _finish(session: Session, call: PendingCall, result: ToolResult, done: set[str]) -> None:
     done.add(call.id)
+    call.images = result.images
     status = "failed" if result.is_error else "completed"
     view = call.view or ToolView(call.name)
     content = [_jsonable(item) for item in result.content] if result.content else None

@@ -8,99 +8,102 @@ that fails to start or dies later only loses its own tools.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sys
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Awaitable, Callable, Literal
 
-from .events import ToolResult, ToolView
-from .tools import ToolContext, infer_kind, safe_name
-
-if TYPE_CHECKING:
-    from .config import McpServerConfig
+from .mcp_lists import ServerLists
+from .mcp_specs import ServerSpec, server_specs
+from .mcp_tool import McpTool, ServerUnavailable, unique_names
 
 log = logging.getLogger(__name__)
 
-MAX_RESULT_CHARS = 100_000
+__all__ = ["McpHost", "McpServer", "McpTool", "ServerSpec", "ServerUnavailable", "server_specs"]
 Status = Literal["connecting", "ready", "failed", "closed"]
 
 
-@dataclass
-class ServerSpec:
-    """One MCP server to connect, from the editor's session/new or from config.toml."""
+class McpServer(ServerLists):
+    """One connection actor. It connects in the background; callers wait with started()."""
 
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    url: str | None = None
-    transport: Literal["stdio", "http", "sse"] = "stdio"
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfig]) -> list[ServerSpec]:
-    """The editor's servers (ACP stdio, http or sse), then config.toml's, unless the editor has one by that name."""
-    from .config import resolve_command
-
-    specs = [_from_acp(server) for server in editor_servers]
-    names = {spec.name for spec in specs}
-    for name, server in configured.items():
-        if server.enabled and name not in names:
-            transport = "stdio" if server.command else server.transport
-            command = resolve_command(server.command) if server.command else None
-            specs.append(ServerSpec(name, command, server.args, server.env, server.url, transport, server.headers))
-    return specs
-
-
-def _from_acp(server: Any) -> ServerSpec:
-    kind = getattr(server, "type", None) or "stdio"
-    if kind == "stdio":
-        env = {item.name: item.value for item in server.env or []}
-        return ServerSpec(server.name, server.command, list(server.args or []), env)
-    headers = {item.name: item.value for item in server.headers or []}
-    return ServerSpec(server.name, url=server.url, transport=kind, headers=headers)
-
-
-class ServerUnavailable(Exception):
-    """The server is not connected (failed to start, died, or closed)."""
-
-
-class McpServer:
-    """One connection actor."""
-
-    def __init__(self, spec: ServerSpec, *, cwd: str, call_timeout: float) -> None:
+    def __init__(self, spec: ServerSpec, *, cwd: str, call_timeout: float, connect_timeout: float = 15.0) -> None:
         self.spec = spec
         self.cwd = cwd
         self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
         self.status: Status = "connecting"
         self.error: str | None = None
         self.tools: list[McpTool] = []
+        self.prompts: list[Any] = []
+        self.resources: set[str] = set()
+        """The URIs of the server's listed resources (resource links to them are read through it)."""
+        self.died = False
+        """It was ready, then its connection ended without crow closing it."""
+        self.restarts = 0
+        self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
+        """Called when the server becomes ready or its lists change (the host re-offers its prompts)."""
         self._client: Any = None
         self._calls: asyncio.TaskGroup | None = None
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._refreshes: set[asyncio.Task[None]] = set()
+        self._restart_lock = asyncio.Lock()
 
-    async def connect(self, timeout: float) -> None:
+    @property
+    def restartable(self) -> bool:
+        """A stdio server that died after it started, and has not been restarted before."""
+        return self.died and self.status == "failed" and self.spec.transport == "stdio" and self.restarts == 0
+
+    def start(self) -> None:
+        """Start connecting in the background; never waits."""
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.spec.name}")
+        self._starting = asyncio.create_task(self._await_start(self.connect_timeout))
+
+    async def started(self) -> None:
+        """Wait until the server is ready or has failed (at most its connect timeout); never raises."""
+        if self._starting is not None:
+            await asyncio.wait({self._starting})  # a cancelled waiter leaves the start running
+
+    async def connect(self, timeout: float | None = None) -> None:
+        self.connect_timeout = timeout or self.connect_timeout
+        self.start()
+        await self.started()
+
+    async def _await_start(self, timeout: float) -> None:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
             self._fail(f"did not start within {timeout:g} s")
-            self._task.cancel()
+            if self._task:
+                self._task.cancel()
+        if self.on_change is not None:  # up or failed: the session offers its prompts or reports it
+            await self.on_change(self)
+
+    async def restart(self) -> bool:
+        """Start a died server again (once); True when it is ready."""
+        async with self._restart_lock:  # concurrent calls restart it once
+            if self.restartable:
+                self.restarts += 1
+                self.status, self.error, self.died = "connecting", None, False
+                self._ready, self._closing = asyncio.Event(), asyncio.Event()
+                await self.connect()
+        return self.status == "ready"
 
     async def _run(self) -> None:
         try:
             async with AsyncExitStack() as stack:
                 self._client = await stack.enter_async_context(await self._open_client(stack))
-                self.tools = await self._list_tools()
+                await self._list_all()
                 async with asyncio.TaskGroup() as calls:
                     self._calls = calls
+                    listening = calls.create_task(self._listen())
                     self.status = "ready"
                     self._ready.set()
                     await self._closing.wait()
+                    for task in (listening, *self._refreshes):
+                        task.cancel()
         except asyncio.CancelledError:
             self._closing.set()  # crow is shutting down: a close, not a failure
             raise
@@ -111,8 +114,14 @@ class McpServer:
             if self._closing.is_set() and self.status != "failed":  # a timed-out start stays failed
                 self.status = "closed"
             else:
-                self._fail("the server closed its connection")
+                self._died()
             self._ready.set()
+
+    def _died(self) -> None:
+        self.died = self.died or self.status == "ready"
+        restart = self.spec.transport == "stdio" and self.restarts == 0
+        self._fail("the server stopped; crow restarts it once, at its next use" if restart and self.died
+                   else "the server closed its connection")
 
     def _fail(self, message: str) -> None:
         if self.status in ("connecting", "ready"):
@@ -122,8 +131,9 @@ class McpServer:
     async def _open_client(self, stack: AsyncExitStack) -> Any:
         from mcp import Client
 
-        return Client(await self._transport(stack), read_timeout_seconds=self.call_timeout)
-
+        return Client(
+            await self._transport(stack), read_timeout_seconds=self.call_timeout, message_handler=self._on_message
+        )
     async def _transport(self, stack: AsyncExitStack) -> Any:
         spec = self.spec
         if spec.transport == "stdio":
@@ -144,32 +154,34 @@ class McpServer:
         http = await stack.enter_async_context(create_mcp_http_client(headers=spec.headers, timeout=timeout))
         return streamable_http_client(spec.url or "", http_client=http)
 
-    async def _list_tools(self) -> list[McpTool]:
-        tools, cursor = [], None
-        while True:
-            page = await self._client.list_tools(cursor=cursor)
-            tools += [t for t in page.tools if _callable(t)]
-            if not (cursor := page.next_cursor):
-                return [McpTool(self, tool) for tool in tools]
-
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Run a call inside the actor; cancelling the caller cancels the call (MCP sends notifications/cancelled)."""
+        return await self.request(lambda client: client.call_tool(tool, arguments))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        return await self.request(lambda client: client.get_prompt(name, arguments))
+
+    async def read_resource(self, uri: str) -> Any:
+        return await self.request(lambda client: client.read_resource(uri))
+
+    async def request(self, send: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Send one request from inside the actor and wait for its answer here."""
         if self.status != "ready" or self._calls is None:
             raise ServerUnavailable(f"MCP server {self.spec.name!r} is not available: {self.error or self.status}")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        task = self._calls.create_task(self._call(tool, arguments, future))
+        task = self._calls.create_task(self._request(send, future))
         try:
             return await future
         finally:
             task.cancel()
 
-    async def _call(self, tool: str, arguments: dict[str, Any], future: asyncio.Future[Any]) -> None:
+    async def _request(self, send: Callable[[Any], Awaitable[Any]], future: asyncio.Future[Any]) -> None:
         try:
-            future.set_result(await self._client.call_tool(tool, arguments))
+            future.set_result(await send(self._client))
         except Exception as exc:  # handed to the caller, never swallowed
             if _connection_lost(exc):
                 # A stdio server that died leaves the client block open; end the actor so its tools go away.
-                self._fail("the server closed its connection")
+                self._died()
                 self._closing.set()
             if not future.done():
                 future.set_exception(exc)
@@ -179,6 +191,10 @@ class McpServer:
 
     async def close(self) -> None:
         self._closing.set()
+        if self.status == "connecting" and self._task:  # a start that hangs would hold the close for 5 s
+            self._task.cancel()
+        if self._starting:
+            self._starting.cancel()
         if self._task and not self._task.done():
             # asyncio.wait, unlike awaiting the task, never raises: a start that timed out was cancelled.
             _, pending = await asyncio.wait({self._task}, timeout=5)
@@ -192,74 +208,6 @@ def _connection_lost(exc: Exception) -> bool:
 
     # The SDK's own closed-connection error; a server may use -32000 for its errors too, hence the message.
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed"
-
-
-def _callable(tool: Any) -> bool:
-    # The 2.x client dropped task support, so task-only tools would always fail.
-    execution = getattr(tool, "execution", None)
-    return getattr(execution, "task_support", None) != "required"
-
-
-class McpTool:
-    """An MCP tool as a crow Tool."""
-
-    timeout: float | None = None  # the server's call timeout applies
-
-    def __init__(self, server: McpServer, tool: Any) -> None:
-        self.server = server
-        self.remote_name = tool.name
-        self.name = safe_name(server.spec.name, tool.name)
-        self.description = tool.description or ""
-        self.parameters = dict(tool.input_schema or {})
-        hints = tool.annotations
-        self.read_only = bool(hints and hints.read_only_hint)
-        self.display = tool.title or (hints.title if hints and hints.title else None) or tool.name
-
-    def view(self, arguments: dict[str, Any]) -> ToolView:
-        kind = "read" if self.read_only else infer_kind(self.remote_name)
-        return ToolView(title=f"{self.display} ({self.server.spec.name})", kind=kind)
-
-    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
-        return None  # an MCP server cannot say what a call would do
-
-    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        from mcp import MCPError
-
-        try:
-            result = await self.server.call(self.remote_name, arguments)
-        except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:
-            return ToolResult(text=f"Tool error: {exc}", is_error=True)
-        text = result_text(result)
-        return ToolResult(text=text, is_error=result.is_error, raw_output=result.structured_content)
-
-
-def result_text(result: Any) -> str:
-    """An MCP CallToolResult as text for the model: text blocks, else structured content; binaries summarized."""
-    parts = [_block_text(block) for block in result.content]
-    if not any(block.type == "text" for block in result.content) and result.structured_content is not None:
-        parts.insert(0, json.dumps(result.structured_content, ensure_ascii=False))
-    text = "\n".join(part for part in parts if part) or "(the tool returned no output)"
-    if result.is_error:
-        text = f"Tool error: {text}"
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[... truncated {len(text) - MAX_RESULT_CHARS} characters]"
-    return text
-
-
-def _block_text(block: Any) -> str:
-    match block.type:
-        case "text":
-            return block.text
-        case "image" | "audio":
-            return f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]"
-        case "resource_link":
-            return f"[resource link: {block.name} {block.uri} {block.mime_type or ''}]".replace(" ]", "]")
-        case "resource":
-            res = block.resource
-            if getattr(res, "text", None) is not None:
-                return f"[resource {res.uri}]\n{res.text}"
-            return f"[binary resource {res.uri} {res.mime_type or ''}, {len(res.blob) * 3 // 4} bytes]"
-    return f"[{block.type} content]"
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -279,33 +227,53 @@ class McpHost:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.servers: list[McpServer] = []
-        self._reported: set[McpServer] = set()
+        self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
+        self._reported: set[tuple[int, int]] = set()
+
+    def start(self, specs: list[ServerSpec]) -> None:
+        """Start connecting every server in the background: a session opens without waiting for them."""
+        for spec in specs:
+            server = McpServer(spec, cwd=self.cwd, call_timeout=self.call_timeout, connect_timeout=self.connect_timeout)
+            server.on_change = self._server_changed
+            self.servers.append(server)
+            server.start()
 
     async def connect(self, specs: list[ServerSpec]) -> None:
-        """Connect every server concurrently; failures are recorded on the server, never raised."""
-        new = [McpServer(spec, cwd=self.cwd, call_timeout=self.call_timeout) for spec in specs]
-        self.servers += new
-        await asyncio.gather(*(server.connect(self.connect_timeout) for server in new))
-        self._name_uniquely()
+        """Connect every server concurrently and wait; failures are recorded on the server, never raised."""
+        self.start(specs)
+        await self.wait_connecting()
 
-    def _name_uniquely(self) -> None:
-        """Two servers' tools can sanitize to one name; later ones get a stable numbered name."""
-        taken: set[str] = set()
-        for tool in (tool for server in self.servers for tool in server.tools):
-            if tool.name in taken:
-                tool.name = safe_name(tool.server.spec.name, tool.remote_name, str(len(taken)))
-            taken.add(tool.name)
+    def connecting(self) -> list[McpServer]:
+        return [server for server in self.servers if server.status == "connecting"]
+
+    async def wait_connecting(self) -> None:
+        """Wait for the servers still starting, each up to its connect timeout."""
+        await asyncio.gather(*(server.started() for server in self.connecting()))
+
+    async def settle(self) -> None:
+        """Wait for list refreshes in flight, so the next model call sees a changed tool list."""
+        await asyncio.gather(*(server.settled() for server in self.servers))
+
+    async def _server_changed(self, server: McpServer) -> None:
+        if self.on_change is not None:
+            await self.on_change(server)
 
     def tools(self) -> list[McpTool]:
-        return [tool for server in self.servers if server.status == "ready" for tool in server.tools]
+        """Tools of the ready servers, and of a died server that its next call restarts."""
+        tools = [tool for server in self.servers if server.status == "ready" or server.restartable for tool in server.tools]
+        unique_names(tools)
+        return tools
+
+    def ready(self) -> list[McpServer]:
+        return [server for server in self.servers if server.status == "ready"]
 
     def failures(self) -> list[McpServer]:
         return [server for server in self.servers if server.status == "failed"]
 
     def new_failures(self) -> list[McpServer]:
-        """Failed servers not returned before: each failure is shown to the user once."""
-        fresh = [server for server in self.failures() if server not in self._reported]
-        self._reported.update(fresh)
+        """Failed servers not returned before: each failure (also after a restart) is shown to the user once."""
+        fresh = [server for server in self.failures() if (id(server), server.restarts) not in self._reported]
+        self._reported.update((id(server), server.restarts) for server in fresh)
         return fresh
 
     async def close(self) -> None:

@@ -156,8 +156,8 @@ transport = "sse"
     after_crash = model.requests[5]
     assert tool_messages(after_crash)["crash"].startswith("Tool error:")
     assert tool_messages(after_crash)["web"] == "echo: still up"
-    assert not any(name.startswith("echo__") for name in tool_names(after_crash))
-    assert "web__echo" in tool_names(after_crash)
+    # a stdio server that died stays on offer: its next use restarts it (test_mcp_live.py)
+    assert "echo__echo" in tool_names(after_crash) and "web__echo" in tool_names(after_crash)
 
 
 async def test_broken_servers_never_fail_the_session_or_the_turn(crow_home, tmp_path):
@@ -174,10 +174,8 @@ async def test_broken_servers_never_fail_the_session_or_the_turn(crow_home, tmp_
     async with ScriptedModel([Reply(text="fine without tools")]) as model:
         async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(30):
-                started = time.monotonic()
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
-                took = time.monotonic() - started
-                assert 1.8 < took < 3.8, took  # the hanging servers timed out together, not one after the other
+                assert client.updates == []  # the response came first: session/new does not wait for servers
                 names = ("hang1", "hang2", "garbage", "missing")
                 await client.wait_for(lambda c: all(unavailable(c, n) for n in names))
                 assert "did not start within 2 s" in unavailable(client, "hang1")[0].content[0].content.text

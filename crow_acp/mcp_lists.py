@@ -1,0 +1,108 @@
+"""What an MCP server offers (tools, prompts, resources), listed at start and again on list_changed.
+
+A mixin of McpServer: these methods run inside the server's actor task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from .mcp_tool import McpTool
+
+if TYPE_CHECKING:
+    from .mcp_host import McpServer, ServerSpec
+
+log = logging.getLogger(__name__)
+
+
+class ServerLists:
+    spec: ServerSpec
+    call_timeout: float
+    tools: list[McpTool]
+    prompts: list[Any]
+    resources: set[str]
+    on_change: Callable[[McpServer], Awaitable[None]] | None
+    _client: Any
+    _calls: asyncio.TaskGroup | None
+    _refreshes: set[asyncio.Task[None]]
+
+    async def _list_all(self) -> None:
+        """Tools, prompts and resources; a server without prompts or resources just has none."""
+        self.tools = await self._list_tools()
+        capabilities = self._client.server_capabilities
+        if capabilities.prompts:
+            self.prompts = await self._listed("list_prompts", "prompts")
+        if capabilities.resources:
+            self.resources = {str(r.uri) for r in await self._listed("list_resources", "resources")}
+
+    async def _listed(self, method: str, field: str) -> list[Any]:
+        from mcp import MCPError
+
+        items, cursor = [], None
+        try:
+            while True:
+                page = await getattr(self._client, method)(cursor=cursor, cache_mode="refresh")
+                items += getattr(page, field)
+                if not (cursor := page.next_cursor):
+                    return items
+        except (MCPError, TimeoutError) as exc:  # an optional list: the tools still work without it
+            log.warning("MCP server %r: %s failed: %s", self.spec.name, method, exc)
+            return items
+
+    async def _list_tools(self) -> list[McpTool]:
+        tools, cursor = [], None
+        while True:
+            page = await self._client.list_tools(cursor=cursor, cache_mode="refresh")
+            tools += [t for t in page.tools if _callable(t)]
+            if not (cursor := page.next_cursor):
+                return [McpTool(self, tool) for tool in tools]  # type: ignore[arg-type]
+
+    async def _on_message(self, message: Any) -> None:
+        """notifications/*/list_changed: list again in the background; the next model call waits for it."""
+        from mcp import types
+
+        changes = (types.ToolListChangedNotification, types.PromptListChangedNotification, types.ResourceListChangedNotification)
+        if isinstance(message, changes) and self._calls is not None:
+            task = self._calls.create_task(self._refresh())
+            self._refreshes.add(task)
+            task.add_done_callback(self._refreshes.discard)
+
+    async def _refresh(self) -> None:
+        from mcp import MCPError
+
+        try:
+            await self._list_all()
+        except (MCPError, TimeoutError, OSError) as exc:  # the old lists stay; a dead server shows at its next call
+            log.warning("MCP server %r: listing after a change failed: %s", self.spec.name, exc)
+        self._changed()
+
+    async def _listen(self) -> None:
+        """Open the 2026-07-28 change stream (older servers send their notifications unasked)."""
+        from mcp import MCPError
+
+        try:
+            async with self._client.listen(tools_list_changed=True, prompts_list_changed=True) as events:
+                async for _ in events:  # each event also reaches _on_message
+                    pass
+        except (MCPError, TimeoutError, RuntimeError, OSError) as exc:  # not offered: no live updates, still usable
+            log.debug("MCP server %r: no change stream: %s", self.spec.name, exc)
+        except Exception as exc:  # the SDK's ListenNotSupportedError / SubscriptionLost have no common base
+            log.debug("MCP server %r: no change stream: %s", self.spec.name, exc)
+
+    def _changed(self) -> None:
+        if self.on_change is not None and self._calls is not None:
+            self._calls.create_task(self.on_change(self))  # type: ignore[arg-type]
+
+    async def settled(self) -> None:
+        """Wait for list refreshes in flight (a list_changed just before a model call)."""
+        if self._refreshes:
+            await asyncio.wait(set(self._refreshes), timeout=self.call_timeout)
+
+
+
+def _callable(tool: Any) -> bool:
+    # The 2.x client dropped task support, so task-only tools would always fail.
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) != "required"

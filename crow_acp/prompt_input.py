@@ -1,0 +1,25 @@
+"""The editor's prompt blocks as the user message the model gets.
+
+MCP prompt commands are expanded, resource links to MCP resources are read, images become image
+parts for a vision model; whatever cannot be sent raises PromptRefused with a message for the user.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .images import PromptRefused, stored_blocks, user_content
+from .mcp_prompts import expand, inline_resources
+from .prompt_blocks import to_model_text, user_text
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["PromptRefused", "model_content", "stored_blocks"]
+
+
+async def model_content(session: Session, blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    expanded = await expand(session, blocks, user_text(blocks))
+    expanded = await inline_resources(session, expanded)
+    text_blocks = [block for block in expanded if block.get("type") != "image"]
+    return user_content(session, to_model_text(text_blocks), expanded)
