@@ -30,10 +30,10 @@ def attach(session: Session) -> None:
 
     async def changed(server: McpServer) -> None:
         await report_failures(session)
-        commands = all_commands(session)
-        if (now := [(c.name, c.hint or "") for c in commands]) != shown:  # most servers have no prompts
-            shown[:] = now
-            await session.emit(CommandsChanged(session.id, tuple(commands)))
+        prompts = [(c.name, c.hint or "") for c in prompt_commands(session)]
+        if prompts != shown:  # most servers have no prompts: nothing to tell
+            shown[:] = prompts
+            await session.emit(CommandsChanged(session.id, tuple(all_commands(session))))
 
     session.mcp.on_change = changed
 
