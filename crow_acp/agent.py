@@ -110,7 +110,7 @@ class AcpAgent(SessionControl):
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
