@@ -19,6 +19,7 @@ def default_callbacks(config: Config | None = None) -> CrowCallbacks:
     # before that same model call. In post_response it checks once the reply is recorded.
     callbacks.pre_request.insert(0, compact)
     callbacks.post_response.append(compact)
+    callbacks.end_session.append(compact)  # each built-in callback frees its per-session state
     return callbacks
 
 
@@ -29,7 +30,7 @@ def _skills_and_prompt(config: Config | None) -> CrowCallbacks:
 
     home = config.home if config else None
     prompt = default_prompt(system_path=config.prompt.system_path if config else None, home=home)
-    return default_skills(home=home) + CrowCallbacks(begin_session=[prompt], pre_request=[prompt])
+    return default_skills(home=home) + CrowCallbacks(begin_session=[prompt], pre_request=[prompt], end_session=[prompt])
 
 
 def default_agent(config: Config | None = None) -> AcpAgent:

@@ -13,6 +13,21 @@ _EXPORTS = {
     "AcpAgent": "crow_acp.agent",
     "CrowCallbacks": "crow_acp.hooks",
     "SlashCommand": "crow_acp.hooks",
+    "Allow": "crow_acp.hooks",
+    "Refuse": "crow_acp.hooks",
+    "Rewrite": "crow_acp.hooks",
+    "Answer": "crow_acp.hooks",
+    "ToolCallInfo": "crow_acp.hooks",
+    "ToolDecision": "crow_acp.hooks",
+    "BeginSessionArgs": "crow_acp.hooks",
+    "PreRequestArgs": "crow_acp.hooks",
+    "PostResponseArgs": "crow_acp.hooks",
+    "BeforeToolArgs": "crow_acp.hooks",
+    "AfterToolArgs": "crow_acp.hooks",
+    "EndTurnArgs": "crow_acp.hooks",
+    "EndSessionArgs": "crow_acp.hooks",
+    "StopReason": "crow_acp.hooks",
+    "permission_policy": "crow_acp.tool_gate",
     "SessionAccess": "crow_acp.session",
     "Config": "crow_acp.config",
     "load_config": "crow_acp.config",
@@ -30,7 +45,25 @@ if TYPE_CHECKING:
     from .agent import AcpAgent
     from .config import Config, load_config
     from .events import ToolResult, ToolView
-    from .hooks import CrowCallbacks, SlashCommand
+    from .hooks import (
+        AfterToolArgs,
+        Allow,
+        Answer,
+        BeforeToolArgs,
+        BeginSessionArgs,
+        CrowCallbacks,
+        EndSessionArgs,
+        EndTurnArgs,
+        PostResponseArgs,
+        PreRequestArgs,
+        Refuse,
+        Rewrite,
+        SlashCommand,
+        StopReason,
+        ToolCallInfo,
+        ToolDecision,
+    )
+    from .tool_gate import permission_policy
     from .multi import MultiAgent
     from .serve import serve
     from .session import SessionAccess

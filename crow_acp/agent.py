@@ -32,15 +32,16 @@ from acp.schema import (
     SessionListCapabilities,
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
-from . import __version__, thinking
+from . import __version__
 from .agent_sessions import SessionControl
 from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
 from .config import Config, load_config
-from .errors import CrowError
+from .errors import CommandError, CrowError
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
-from .hooks import CrowCallbacks, OffersCommands, call_user_code, run_hooks
+from .hooks import CrowCallbacks, EndReason, OffersCommands, SlashCommand, call_user_code, run_hooks
 from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
@@ -52,6 +53,8 @@ from .prompt_blocks import as_dicts, split_command, user_text
 from .prompt_input import PromptRefused, model_content, stored_blocks
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
+from .session_options import MODE_OPTION, SessionOptions, mode_command, options_updates
+from .session_pool import Opening, SessionPool, end_session
 from .store import SessionRecord, SqliteStore
 from .wire import check_directories
 
@@ -74,6 +77,8 @@ class AcpAgent(SessionControl):
         self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._prewarmed = False
+        self.options = SessionOptions(self.models, self.config)
+        self.pool = SessionPool(self.config.sessions)
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
@@ -97,6 +102,9 @@ class AcpAgent(SessionControl):
         """Close every session's MCP servers and the model client (the editor closed stdin)."""
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(session.mcp.close() for session in sessions))
+        for session in sessions:
+            self.pool.forget(session.id)
+            await end_session(self.callbacks, session, "shutdown")
         await self.models.close()
 
     # ACP: connection
@@ -130,24 +138,28 @@ class AcpAgent(SessionControl):
         check_directories(cwd, additional_directories)
         session_id = uuid.uuid4().hex
         now = time.time()
-        data = {"additional_directories": additional_directories or [], "agent": self.name}
+        data = {
+            "additional_directories": additional_directories or [],
+            "agent": self.name,
+            "mode": self.config.permissions.default_mode,
+        }
         self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
         await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
         self._after_response(session_id)
-        return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id))
+        return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
         await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
-        return LoadSessionResponse(config_options=self.config_options(session_id))
+        return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
         await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
-        return ResumeSessionResponse(config_options=self.config_options(session_id))
+        return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         sessions = [
@@ -163,32 +175,34 @@ class AcpAgent(SessionControl):
         return ListSessionsResponse(sessions=sessions)
 
     async def close_session(self, session_id: str, **_: Any) -> None:
-        """Stop the session's work (as session/cancel does), then let go of its MCP servers."""
-        session = self.sessions.get(session_id)
-        if session is None:
-            return
-        await self.cancel(session_id)
-        async with session.lock:  # the cancelled turn has wound down and recorded its results
-            self.sessions.pop(session_id, None)
-            await session.mcp.close()
+        """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
+        await self._release(session_id, "closed")
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
-        """Zed's model picker: switch this session to another [models] profile (remembered)."""
+        """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
         session = self._session(session_id)
-        if config_id == thinking.OPTION_ID:
-            thinking.choose(session, value)
-            return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
-        if config_id != "model" or value not in self.models.names():
-            raise RequestError.invalid_params({"configId": config_id, "value": value, "models": self.models.names()})
-        session.model = self.models.client(value)
-        session.data["model"] = value
-        session.save()
+        self.options.apply(session, config_id, value)
+        await self._options_changed(session_id, mode=config_id == MODE_OPTION)
         return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
 
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
+        """The older mode API: the same modes as the "mode" config option."""
+        self.options.apply(self._session(session_id), MODE_OPTION, mode_id)
+        await self._options_changed(session_id, mode=True)
+        return SetSessionModeResponse()
+
     def config_options(self, session_id: str) -> list[Any]:
-        """The session's config options for the editor: the model picker, and thinking for reasoning models."""
-        session = self.sessions[session_id]
-        return [self.models.option(session.data.get("model")), *thinking.options(session)]
+        """The session's config options for the editor (session_options.py)."""
+        return self.options.build(self.sessions[session_id])
+
+    def _modes(self, session_id: str) -> Any:
+        return self.options.mode.state(self.sessions[session_id])
+
+    async def _options_changed(self, session_id: str, *, mode: bool) -> None:
+        if self.conn and session_id in self.sessions:
+            current = self.sessions[session_id]
+            for update in options_updates(self.options.build(current), self._modes(session_id) if mode else None):
+                await self.conn.session_update(session_id=session_id, update=update)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""
@@ -200,44 +214,48 @@ class AcpAgent(SessionControl):
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        session = self._session(session_id)
+        session = await self._live(session_id)
         cancels = session.cancels  # a cancel from now on is meant for this prompt too
         async with session.lock:
             return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt), cancels))
 
     async def _turn(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
+        command = session.commands.get(split_command(text)[0])
         stop, error = "cancelled", None
         if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
-            if command := session.commands.get(split_command(text)[0]):
-                return await self._run_command(session, command, text)
-            await wait_for_servers(session)  # the first prompt waits for servers still starting
-            try:
-                content = await model_content(session, blocks)
-            except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
-                await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
-                return "end_turn"
-            session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=stored_blocks(blocks)))
-            await self._report_failures(session)
-            stop, error = await self._run_loop(session, cancels)
+            if command is None:
+                await wait_for_servers(session)  # the first prompt waits for servers still starting
+                try:
+                    content = await model_content(session, blocks)
+                except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
+                    await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
+                    return "end_turn"
+                session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=stored_blocks(blocks)))
+                await self._report_failures(session)
+                work = lambda: run_turn(self._turn_for(session))  # noqa: E731
+            else:
+                work = lambda: self._run_command(session, command, text)  # noqa: E731
+            stop, error = await self._guarded(session, cancels, work)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
         await self._report_failures(session)  # a server that died during the turn
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
         ended, message = ("error", str(error)) if error else (stop, None)
-        await run_hooks(self.callbacks.end_turn, SessionAccess(session), stop_reason=ended, error=message)
+        name = command.name if command else None
+        await run_hooks(self.callbacks.end_turn, SessionAccess(session), "end_turn", stop_reason=ended, error=message, command=name)
         stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
-        await self._finish_turn(session, text, stop, error)
+        await self._finish_turn(session, "" if command else text, stop, error)
         if error:
             raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
         return stop
 
-    async def _run_loop(self, session: Session, cancels: int) -> tuple[str, Exception | None]:
-        """The loop in the turn's cancel scope: (stop reason, the error that ended it)."""
+    async def _guarded(self, session: Session, cancels: int, work: Any) -> tuple[str, Exception | None]:
+        """A turn or a slash command in the turn's cancel scope: (stop reason, the error that ended it)."""
         if session.cancels != cancels:  # arrived while the user message was being recorded
             return "cancelled", None
         try:
             with anyio.CancelScope() as session.scope:
-                stop = await run_turn(self._turn_for(session))
+                stop = await work()
             return ("cancelled" if session.scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
@@ -264,20 +282,42 @@ class AcpAgent(SessionControl):
         if title := session.take_title(text):
             await self._emit(TitleChanged(session.id, title))
 
-    async def _run_command(self, session: Session, command: Any, text: str) -> str:
-        argument = split_command(text)[1]
-        output = None
+    async def _run_command(self, session: Session, command: SlashCommand, text: str) -> str:
         try:
-            with anyio.CancelScope() as session.scope:
-                output = await command.handler(SessionAccess(session), argument)
-            cancelled = session.scope.cancelled_caught
-        finally:
-            session.scope = None
-        if output and not cancelled:
+            output = await command.handler(SessionAccess(session), split_command(text)[1])
+        except Exception as exc:  # a command is plugin code: its failure is the prompt's clear error
+            log.exception("command /%s failed", command.name)
+            raise CommandError(f"/{command.name} failed: {type(exc).__name__}: {exc}") from exc
+        if output:
             await self._emit(TextDelta(session.id, uuid.uuid4().hex, output))
-        return "cancelled" if cancelled else "end_turn"
+        return "end_turn"
 
     # Sessions: plumbing (the public methods on open sessions are SessionControl's, in agent_sessions.py)
+    async def _live(self, session_id: str) -> Session:
+        """The session in memory; one evicted for room is opened again, as it was."""
+        if session_id not in self.sessions and (opening := self.pool.evicted.get(session_id)):
+            await self._reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
+        self.pool.touch(session_id)
+        return self._session(session_id)
+
+    async def _release(self, session_id: str, reason: EndReason) -> None:
+        """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        await self.cancel(session_id)
+        async with session.lock:  # the cancelled turn has wound down and recorded its results
+            if self.sessions.get(session_id) is not session:
+                return  # released meanwhile by someone else
+            self.sessions.pop(session_id)
+            self.pool.forget(session_id, evicted=reason == "evicted")
+            await session.mcp.close()
+        await end_session(self.callbacks, session, reason)
+
+    async def _evict(self, keep: str) -> None:
+        for session_id in self.pool.victims(self.sessions, keep):
+            await self._release(session_id, "evicted")
+
     def _stored_entries(self, session_id: str) -> list[StoredMessage]:
         if self.store.get(session_id) is None:
             raise RequestError.resource_not_found(session_id)
@@ -334,10 +374,13 @@ class AcpAgent(SessionControl):
         """Connect the MCP servers, offer the commands and run begin_session."""
         session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers))  # in the background
         attach_mcp(session)
+        self.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
         for callback in self.callbacks.all():
             for command in callback.commands if isinstance(callback, OffersCommands) else ():
                 session.commands[command.name] = command
-        await run_hooks(self.callbacks.begin_session, SessionAccess(session), loaded=loaded)
+        session.commands["mode"] = mode_command(self.options, self._session, lambda sid: self._options_changed(sid, mode=True))
+        await run_hooks(self.callbacks.begin_session, SessionAccess(session), "begin_session", loaded=loaded)
+        await self._evict(keep=session.id)
 
     def _after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""

@@ -105,6 +105,17 @@ class PermissionConfig(Section):
     """Policy for tools not marked read-only: ask, allow or deny."""
     tools: dict[str, Policy] = Field(default_factory=dict)
     """Per-tool overrides; keys are tool names or fnmatch patterns such as "time__*"."""
+    default_mode: Literal["ask", "accept_edits", "plan", "full_access"] = "ask"
+    """The permission mode of a new session (the editor's mode picker or /mode changes it per session)."""
+    timeout: float = Field(default=600.0, gt=0)
+    """Seconds to wait for the editor's answer to a permission request; then the call is refused."""
+
+
+class SessionsConfig(Section):
+    max_open: int = Field(default=64, ge=1)
+    """Sessions kept in memory; past it the least recently used idle one is closed (end_session runs)."""
+    idle_minutes: float | None = Field(default=None, gt=0)
+    """Close a session idle this long (checked whenever a session is opened or prompted); None: never."""
 
 
 class Timeouts(Section):
@@ -154,6 +165,8 @@ class Config(Section):
     """The system prompt."""
     titles: TitleConfig = Field(default_factory=TitleConfig)
     """How sessions get their titles."""
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    """Which sessions stay in memory."""
     max_steps: int = Field(50, ge=1)
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)

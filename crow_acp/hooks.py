@@ -1,14 +1,19 @@
-"""The four hook lists, and how they run.
+"""The hook lists, what each one passes, and how they run.
 
-    begin_session   once per new or loaded session               kwargs: loaded (bool)
-    pre_request     before every model call                      kwargs: step (int, 0-based)
-    post_response   after every model response                   kwargs: response (dict), usage (Usage),
-                                                                         finish_reason (str | None), step
-    end_turn        once per prompt, also after cancel or error  kwargs: stop_reason (str: an ACP stop reason,
-                                                                         or "error"), error (str | None)
+    begin_session   once per new or loaded session               BeginSessionArgs
+    pre_request     before every model call                      PreRequestArgs
+    post_response   after every model response                   PostResponseArgs
+    before_tool     before each tool call, before permission     BeforeToolArgs  -> ToolDecision | None
+    after_tool      after each tool call, before it is recorded  AfterToolArgs   -> ToolResult | str | None
+    end_turn        once per prompt, also after cancel or error  EndTurnArgs
+    end_session     a session is closed, evicted, or crow stops  EndSessionArgs
 
-A callback is `async def cb(session: SessionAccess, **kwargs)`; plain functions work too.
-Callbacks run in list order. One that raises is logged and reported, and the turn goes on.
+A callback is `async def cb(session: SessionAccess, **kwargs)`; plain functions work too. The
+kwargs are the TypedDict of its list, so a typed callback reads
+`async def cb(session: SessionAccess, **kwargs: Unpack[EndTurnArgs])`. Every list passes `hook`,
+the list's name, so a callback in several lists knows which one called it.
+Callbacks run in list order. One that raises is logged and reported, and the turn goes on (a
+before_tool callback that raises refuses the call: a broken guard must not let a call through).
 A callback may carry slash commands in a `commands` attribute (a list of SlashCommand, see
 OffersCommands): crow offers them in every session of the agent (this is how `/compact` comes with default_compact()).
 """
@@ -17,21 +22,123 @@ from __future__ import annotations
 
 import inspect
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, Sequence, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .events import ToolKind, ToolResult, Usage
 
 if TYPE_CHECKING:
     from .session import SessionAccess
 
 log = logging.getLogger(__name__)
 
-Callback = Callable[..., Awaitable[None] | None]
+Callback = Callable[..., Awaitable[Any] | Any]
+
+HookName = Literal[
+    "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
+]
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+"""An ACP stop reason, or "error" when the turn failed (the editor then got a JSON-RPC error)."""
+EndReason = Literal["closed", "evicted", "shutdown"]
+
+
+@dataclass(frozen=True)
+class ToolCallInfo:
+    """One tool call as a before_tool / after_tool callback sees it (the tool's own description included)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    """The arguments as the model sent them, or as an earlier before_tool callback rewrote them."""
+    title: str
+    kind: ToolKind
+    read_only: bool
+    """What the tool says about itself: a claim, not a proof (plan mode does not trust it alone)."""
+    description: str = ""
+    locations: tuple[str, ...] = ()
+
+
+class BeginSessionArgs(TypedDict):
+    hook: Literal["begin_session"]
+    loaded: bool
+    """True when the session came back from the store (session/load or resume)."""
+
+
+class PreRequestArgs(TypedDict):
+    hook: Literal["pre_request"]
+    step: int
+    """The model call's index within the turn, from 0."""
+
+
+class PostResponseArgs(TypedDict):
+    hook: Literal["post_response"]
+    response: dict[str, Any] | None
+    """The assistant message recorded (None when the model said nothing)."""
+    usage: Usage | None
+    finish_reason: str | None
+    step: int
+
+
+class BeforeToolArgs(TypedDict):
+    hook: Literal["before_tool"]
+    call: ToolCallInfo
+
+
+class AfterToolArgs(TypedDict):
+    hook: Literal["after_tool"]
+    call: ToolCallInfo
+    result: ToolResult
+    ran: bool
+    """False when no tool ran: a refusal, an Answer from before_tool, bad arguments, an unknown tool."""
+
+
+class EndTurnArgs(TypedDict):
+    hook: Literal["end_turn"]
+    stop_reason: StopReason
+    error: str | None
+    command: str | None
+    """The slash command's name when the prompt was one (no model turn ran), else None."""
+
+
+class EndSessionArgs(TypedDict):
+    hook: Literal["end_session"]
+    reason: EndReason
+
+
+# What a before_tool callback returns (None means Allow()).
+@dataclass(frozen=True)
+class Allow:
+    """Let the call go on to the next step (the next guard, then the permission policy)."""
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Do not run the call; the model gets `reason` as the tool's error result."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Go on with these arguments instead; later steps, the permission prompt and the tool see them."""
+
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Do not run the tool: this is its result (a cache hit, a canned reply). Nobody is asked."""
+
+    result: ToolResult | str
+
+
+ToolDecision = Allow | Refuse | Rewrite | Answer
 
 
 class CrowCallbacks(BaseModel):
-    """Four lists of callbacks for the session lifecycle."""
+    """The hook lists of the session lifecycle (see the module docstring for what each passes)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -41,8 +148,15 @@ class CrowCallbacks(BaseModel):
     """Before every model call (after the user message is recorded)."""
     post_response: list[Callback] = Field(default_factory=list)
     """After every model response is recorded, before its tool calls run."""
+    before_tool: list[Callback] = Field(default_factory=list)
+    """Before each tool call: return Allow, Refuse, Rewrite or Answer (None is Allow). The permission
+    policy runs after these unless the list holds `permission_policy` (crow_acp.tool_gate) elsewhere."""
+    after_tool: list[Callback] = Field(default_factory=list)
+    """After each tool call: return a ToolResult (or text) to replace the result, or None to keep it."""
     end_turn: list[Callback] = Field(default_factory=list)
     """Once per prompt, after the turn, before control returns to the user."""
+    end_session: list[Callback] = Field(default_factory=list)
+    """When a session is closed, evicted from memory, or the agent shuts down: free per-session state."""
 
     def copy_lists(self) -> CrowCallbacks:
         """A copy with new lists (model_copy is shallow and would share them)."""
@@ -55,7 +169,9 @@ class CrowCallbacks(BaseModel):
         return CrowCallbacks(**{name: getattr(self, name) + getattr(other, name) for name in HOOKS})
 
 
-HOOKS = ("begin_session", "pre_request", "post_response", "end_turn")
+HOOKS: tuple[HookName, ...] = (
+    "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
+)
 
 
 @runtime_checkable
@@ -76,20 +192,40 @@ class SlashCommand:
     hint: str | None = None
 
 
+@dataclass
+class Outcome:
+    """What one user callback did: its return value, or the exception it raised."""
+
+    value: Any = None
+    error: BaseException | None = field(default=None)
+
+
+def callback_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", type(fn).__name__)
+
+
 async def call_user_code(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> BaseException | None:
     """Run one user callback or observer; its failure is returned, not raised, so the turn goes on."""
+    return (await call_returning(fn, *args, **kwargs)).error
+
+
+async def call_returning(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
     try:
         result = fn(*args, **kwargs)
         if inspect.isawaitable(result):
-            await result
+            result = await result
     except Exception as exc:  # user code is a trust boundary: report it and carry on
-        log.exception("callback %s failed", getattr(fn, "__qualname__", fn))
-        return exc
-    return None
+        log.exception("callback %s failed", callback_name(fn))
+        return Outcome(error=exc)
+    return Outcome(result)
 
 
-async def run_hooks(callbacks: list[Callback], session: SessionAccess, **kwargs: Any) -> None:
+async def report_failure(session: SessionAccess, callback: Any, error: BaseException) -> None:
+    text = f"{type(error).__name__}: {error}"
+    await session.report(f"Callback {callback_name(callback)} failed", status="failed", text=text)
+
+
+async def run_hooks(callbacks: list[Callback], session: SessionAccess, hook: HookName, **kwargs: Any) -> None:
     for callback in list(callbacks):
-        if error := await call_user_code(callback, session, **kwargs):
-            name = getattr(callback, "__qualname__", type(callback).__name__)
-            await session.report(f"Callback {name} failed", status="failed", text=f"{type(error).__name__}: {error}")
+        if error := await call_user_code(callback, session, hook=hook, **kwargs):
+            await report_failure(session, callback, error)

@@ -2,7 +2,8 @@
 
     pre_request → stream the reply (text, reasoning, tool calls) → record it → post_response
       → no tool calls: end_turn (or max_tokens)
-      → tool calls: pending → permission → in_progress → call (concurrently) → completed/failed
+      → tool calls: pending → before_tool steps (guards, then permission) → in_progress → call
+        (concurrently) → after_tool → completed/failed
         → results recorded → next step (at most max_steps, then max_turn_requests)
 
 Cancellation is the caller's cancel scope. Whatever happens, the history stays valid: every
@@ -34,9 +35,10 @@ from .events import (
     Usage,
 )
 from .history import EntryMeta, ToolDisplay
-from .hooks import CrowCallbacks, run_hooks
+from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .session import Session, SessionAccess
+from .tool_gate import after_tool, before_tool, placeholder
 from .tools import Tool, ToolContext, openai_schema
 
 log = logging.getLogger(__name__)
@@ -109,11 +111,12 @@ async def run_turn(turn: Turn) -> str:
     """Run the loop for the user message already recorded; returns the ACP stop reason."""
     session = turn.session
     for step in range(turn.max_steps):
-        await run_hooks(turn.callbacks.pre_request, turn.access, step=step)
+        await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
         reply = await stream_reply(session)
         await run_hooks(
             turn.callbacks.post_response,
             turn.access,
+            "post_response",
             response=reply.message,
             usage=reply.usage,
             finish_reason=reply.finish_reason,
@@ -197,32 +200,38 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
 
 
 async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str]) -> None:
+    access = SessionAccess(turn.session)
+    info, ran = placeholder(call), False
     try:
-        result = await _outcome(turn, call, tool)
+        info, result, ran = await _outcome(turn, call, tool, access)
     except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
         log.exception("tool %s failed", call.name)
         result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+    result = await after_tool(turn, access, info, result, ran)
     await _finish(turn.session, call, result, done)
 
 
-async def _outcome(turn: Turn, call: PendingCall, tool: Tool | None) -> ToolResult:
+async def _outcome(
+    turn: Turn, call: PendingCall, tool: Tool | None, access: SessionAccess
+) -> tuple[ToolCallInfo, ToolResult, bool]:
+    """(the call as finally decided, its result, whether the tool ran)."""
     session = turn.session
     if call.args is None:
-        return ToolResult(f"Invalid tool arguments: {call.problem}", is_error=True)
+        return placeholder(call), ToolResult(f"Invalid tool arguments: {call.problem}", is_error=True), False
     if tool is None:
         names = ", ".join(t.name for t in session.tools()) or "none"
-        return ToolResult(f"Unknown tool {call.name!r}. Available: {names}", is_error=True)
-    context = ToolContext(SessionAccess(session), call.id, session.client, session.client_capabilities)
-    preview = await tool.preview(call.args, context)
-    if preview and preview.is_error:  # it cannot work (say, a path outside the workspace): no need to ask
-        return preview
-    if refusal := await turn.permit(session, call, tool, preview):
-        return ToolResult(refusal, is_error=True)
+        return placeholder(call), ToolResult(f"Unknown tool {call.name!r}. Available: {names}", is_error=True), False
+    context = ToolContext(access, call.id, session.client, session.client_capabilities)
+    gate = await before_tool(turn, call, tool, context)
+    if gate.result is not None:
+        return gate.call, gate.result, False
     await session.emit(ToolCallRunning(session.id, call.id))
     limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:
-        result = await tool.call(call.args, context)
-    return ToolResult(f"The tool timed out after {limit:g} s.", is_error=True) if timer.cancelled_caught else result
+        result = await tool.call(gate.call.arguments, context)
+    if timer.cancelled_caught:
+        result = ToolResult(f"The tool timed out after {limit:g} s.", is_error=True)
+    return gate.call, result, True
 
 
 async def _finish(session: Session, call: PendingCall, result: ToolResult, done: set[str]) -> None:

@@ -2,7 +2,7 @@
 
     from crow_compact import default_compact
     compact = default_compact(threshold=100_000, keep_last=10)
-    callbacks = CrowCallbacks(pre_request=[compact], post_response=[compact])
+    callbacks = CrowCallbacks(pre_request=[compact], post_response=[compact], end_session=[compact])
 
 The callback also brings the `/compact [focus]` slash command, and honours
 `session.trigger_compaction(focus)` from any other callback at its next check.

@@ -73,7 +73,11 @@ class Compaction:
         self._states: OrderedDict[str, _State] = OrderedDict()
 
     async def __call__(self, session: SessionAccess, **kwargs: Any) -> None:
-        if "loaded" in kwargs:
+        hook = kwargs.get("hook")
+        if hook == "end_session":
+            self._states.pop(session.session_id, None)
+            return
+        if hook == "begin_session" or "loaded" in kwargs:
             return  # begin_session: the first check counts whatever was loaded
         state = await self._synced(session)
         if "response" in kwargs and (usage := kwargs.get("usage")) is not None:

@@ -72,6 +72,9 @@ class PromptCallback:
         self._basis: dict[str, Basis] = {}
 
     async def __call__(self, session: SessionAccess, **kwargs: Any) -> None:
+        if kwargs.get("hook") == "end_session":
+            self._basis.pop(session.session_id, None)
+            return
         step = kwargs.get("step")
         if step is not None and not self._stale(session, step):
             return

@@ -69,6 +69,10 @@ class SkillsHook:
         # A loaded session may have been compacted after its last re-injection: check it once.
         self._compactions[session.session_id] = -1 if kwargs.get("loaded") else session.get_context("compactions", 0)
 
+    async def end_session(self, session: SessionAccess, **kwargs: Any) -> None:
+        self._found.pop(session.session_id, None)
+        self._compactions.pop(session.session_id, None)
+
     async def pre_request(self, session: SessionAccess, step: int = 0, **kwargs: Any) -> None:
         found, messages = self.found(session), None
         compactions = session.get_context("compactions", 0)
@@ -182,7 +186,9 @@ def default_skills(
     home: the crow home; None means $CROW_HOME or ~/.crow.
 
     Compose it before default_prompt(), whose begin_session renders the catalog this one stores:
-        CrowCallbacks(...) + default_skills() + CrowCallbacks(begin_session=[prompt], pre_request=[prompt])
+        CrowCallbacks(...) + default_skills() + CrowCallbacks(begin_session=[prompt], pre_request=[prompt], end_session=[prompt])
     """
     hook = SkillsHook(skills_dir, home, reinject_budget, reinject_skill_cap)
-    return CrowCallbacks(begin_session=[hook.begin_session], pre_request=[hook.pre_request])
+    return CrowCallbacks(
+        begin_session=[hook.begin_session], pre_request=[hook.pre_request], end_session=[hook.end_session]
+    )

@@ -18,7 +18,7 @@ class AgentBridge(Bridge):
     """The end_turn hand-off to `next_agent`. It fires once per turn, and only after a normal end.
 
     After cancel, an error, a refusal or a step limit the chain stops where it is: the next agent
-    would only get a half-finished answer.
+    would only get a half-finished answer. A slash command is no turn of the agent: nothing to hand.
     """
 
     def __init__(self, next_agent: Node) -> None:
@@ -29,9 +29,15 @@ class AgentBridge(Bridge):
         return self._next
 
     async def __call__(
-        self, session: SessionAccess, *, stop_reason: str = "end_turn", error: str | None = None, **_: Any
+        self,
+        session: SessionAccess,
+        *,
+        stop_reason: str = "end_turn",
+        error: str | None = None,
+        command: str | None = None,
+        **_: Any,
     ) -> None:
-        if stop_reason != "end_turn" or error:
+        if stop_reason != "end_turn" or error or command:
             return
         summary = session.get_summary()
         if not summary.strip():

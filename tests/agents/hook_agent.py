@@ -128,3 +128,34 @@ def build_slow_post_response() -> AcpAgent:
     callbacks = logging_callbacks()
     callbacks.post_response.append(slow)
     return agent_with(callbacks)
+
+
+def build_tool_hooks() -> AcpAgent:
+    """before_tool / after_tool over stdio, on the echo MCP server: a veto, a rewrite, a cache, a result rewrite.
+    Every step logs the call it saw, so the test can check the order against the permission request."""
+    from crow_acp import Answer, Refuse, Rewrite
+
+    async def guard(session: SessionAccess, *, hook: str, call: Any, **_: Any) -> Any:
+        log(hook, session, call=call.id, name=call.name, arguments=call.arguments, read_only=call.read_only)
+        if call.name == "echo__add" and call.arguments.get("a") == 666:
+            return Refuse("666 is not a number I add")
+        if call.name == "echo__echo" and call.arguments.get("text") == "x":
+            return Rewrite({"text": "rewritten"})
+        if call.name == "echo__add" and call.arguments == {"a": 1, "b": 2}:
+            return Answer("3 (cached)")
+        return None
+
+    async def shout(session: SessionAccess, *, hook: str, call: Any, result: Any, ran: bool, **_: Any) -> Any:
+        log(hook, session, call=call.id, ran=ran, text=result.text)
+        return result.text.upper() if call.name == "echo__echo" else None
+
+    return agent_with(CrowCallbacks(before_tool=[guard], after_tool=[shout], end_session=[end_session]))
+
+
+async def end_session(session: SessionAccess, *, hook: str, reason: str, **_: Any) -> None:
+    log(hook, session, reason=reason)
+
+
+def build_ending() -> AcpAgent:
+    """end_session logging, at most two sessions in memory (config: [sessions] max_open = 2)."""
+    return agent_with(CrowCallbacks(begin_session=[begin_session], end_session=[end_session]))

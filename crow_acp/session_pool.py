@@ -1,0 +1,78 @@
+"""Which sessions stay in memory, and how one leaves it (closed, evicted, or crow stopping).
+
+A session leaves memory through `release`: its turn is cancelled and has recorded, its MCP servers
+close, and the end_session callbacks run, so per-session state in callbacks is freed. Past
+[sessions] max_open, or idle longer than idle_minutes, the least recently used idle session is
+evicted; a prompt for an evicted session opens it again from the store (without a replay), with
+the MCP servers and roots it had.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .hooks import CrowCallbacks, EndReason, run_hooks
+from .session import SessionAccess
+
+if TYPE_CHECKING:
+    from .config import SessionsConfig
+    from .session import Session
+
+REMEMBERED = 1024
+"""Evicted sessions whose MCP servers are remembered for a transparent reopen."""
+
+
+@dataclass
+class Opening:
+    """How a session was opened, so an evicted one comes back as it was."""
+
+    cwd: str
+    mcp_servers: list[Any] = field(default_factory=list)
+    directories: list[str] | None = None
+    used: float = field(default_factory=time.monotonic)
+
+
+class SessionPool:
+    def __init__(self, config: SessionsConfig) -> None:
+        self.config = config
+        self.open: OrderedDict[str, Opening] = OrderedDict()
+        """Least recently used first."""
+        self.evicted: OrderedDict[str, Opening] = OrderedDict()
+
+    def opened(self, session_id: str, opening: Opening) -> None:
+        self.evicted.pop(session_id, None)
+        self.open[session_id] = opening
+        self.open.move_to_end(session_id)
+
+    def touch(self, session_id: str) -> None:
+        if opening := self.open.get(session_id):
+            opening.used = time.monotonic()
+            self.open.move_to_end(session_id)
+
+    def forget(self, session_id: str, *, evicted: bool = False) -> None:
+        opening = self.open.pop(session_id, None)
+        if evicted and opening is not None:
+            self.evicted[session_id] = opening
+            while len(self.evicted) > REMEMBERED:
+                self.evicted.popitem(last=False)
+
+    def victims(self, sessions: dict[str, Session], keep: str | None = None) -> list[str]:
+        """Idle sessions to evict now: the idle-too-long ones, then the oldest past max_open."""
+        idle = [sid for sid in self.open if sid != keep and sid in sessions and not _busy(sessions[sid])]
+        limit = self.config.idle_minutes
+        now = time.monotonic()
+        chosen = [sid for sid in idle if limit is not None and now - self.open[sid].used > limit * 60]
+        excess = len(sessions) - len(chosen) - self.config.max_open
+        chosen += [sid for sid in idle if sid not in chosen][: max(excess, 0)]
+        return chosen
+
+
+def _busy(session: Session) -> bool:
+    return session.lock.locked() or session.scope is not None
+
+
+async def end_session(callbacks: CrowCallbacks, session: Session, reason: EndReason) -> None:
+    await run_hooks(callbacks.end_session, SessionAccess(session), "end_session", reason=reason)
