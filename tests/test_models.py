@@ -20,7 +20,7 @@ context_window = 200000
 
 
 def model_option(options):
-    [option] = [o.root if hasattr(o, "root") else o for o in options]
+    [option] = [o for o in (o.root if hasattr(o, "root") else o for o in options) if o.id == "model"]
     return option
 
 

@@ -54,7 +54,7 @@ async def test_thinking_level_is_offered_sent_and_remembered(crow_home):
 
                 # A profile without reasoning: no picker, no effort sent, and no way to set one.
                 plain = await conn.set_config_option(config_id="model", session_id=sid, value="plain")
-                assert set(options(plain.config_options)) == {"model"}
+                assert set(options(plain.config_options)) == {"model", "mode"}
                 await conn.prompt(session_id=sid, prompt=[text("three")])
                 assert "reasoning_effort" not in model.requests[-1]
                 with pytest.raises(RequestError):
