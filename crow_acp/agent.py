@@ -51,6 +51,7 @@ from .mcp_live import attach as attach_mcp
 from .permissions import Permissions
 from .prompt_blocks import as_dicts, split_command, user_text
 from .prompt_input import PromptRefused, model_content, stored_blocks
+from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
 from .session_options import MODE_OPTION, SessionOptions, mode_command, options_updates
@@ -66,6 +67,7 @@ INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 class AcpAgent(SessionControl):
     def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
+        protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
         self.name = name
         self.callbacks = CrowCallbacks()
         self.observers: list[Observer] = []
@@ -231,7 +233,7 @@ class AcpAgent(SessionControl):
                 except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
                     await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
                     return "end_turn"
-                session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=stored_blocks(blocks)))
+                session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks))))
                 await self._report_failures(session)
                 work = lambda: run_turn(self._turn_for(session))  # noqa: E731
             else:

@@ -138,9 +138,13 @@ class McpServer(ServerLists):
         spec = self.spec
         if spec.transport == "stdio":
             from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
+            from mcp.client.stdio import get_default_environment, stdio_client
 
-            params = StdioServerParameters(command=spec.command or "", args=spec.args, env=spec.env or None, cwd=self.cwd)
+            from .secrets import child_env
+
+            # The SDK's short list of safe variables, never crow's model keys unless the config passes one.
+            env = child_env(get_default_environment(), spec.env)
+            params = StdioServerParameters(command=spec.command or "", args=spec.args, env=env, cwd=self.cwd)
             return stdio_client(params, errlog=sys.stderr)
         if spec.transport == "sse":
             from mcp.client.sse import sse_client

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlparse
+from typing import Any, Mapping
 
 from pydantic import BaseModel
 
 MAX_LINKED_FILE = 200_000
+"""Bytes of a linked file (or characters of an embedded one) the model may get."""
 
 
 def as_dicts(blocks: list[Any]) -> list[dict[str, Any]]:
@@ -27,35 +26,24 @@ def split_command(text: str) -> tuple[str, str]:
     return parts[0][1:], parts[1] if len(parts) > 1 else ""
 
 
-def to_model_text(blocks: list[dict[str, Any]]) -> str:
-    return "\n\n".join(part for part in map(_block_text, blocks) if part)
+def to_model_text(blocks: list[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
+    """The blocks as one text; `links` holds, by URI, what replaces a link or resource (prompt_links.py)."""
+    return "\n\n".join(part for part in (_block_text(block, links or {}) for block in blocks) if part)
 
 
-def _block_text(block: dict[str, Any]) -> str:
+def _block_text(block: dict[str, Any], links: Mapping[str, str]) -> str:
     match block.get("type"):
         case "text":
             return block["text"]
         case "resource":
             resource = block["resource"]
+            if resource["uri"] in links:
+                return links[resource["uri"]]
             if "text" in resource:
                 return f'<context uri="{resource["uri"]}">\n{resource["text"]}\n</context>'
             return f"[binary resource {resource['uri']} {resource.get('mimeType', '')}]"
         case "resource_link":
-            return _linked(block)
+            return links.get(block["uri"]) or f"[resource link: {block.get('name', block['uri'])} {block['uri']} (not read)]"
         case "image" | "audio":
             return f"[{block['type']} attachment ({block.get('mimeType', '')}) not supported by this agent]"
     return ""
-
-
-def _linked(block: dict[str, Any]) -> str:
-    """A resource link; a local text file it points at is read, since the model cannot follow links."""
-    uri = block["uri"]
-    header = f"[resource link: {block.get('name', uri)} {uri}]"
-    parsed = urlparse(uri)
-    path = Path(unquote(parsed.path)) if parsed.scheme == "file" else None
-    if path is None or not path.is_file() or path.stat().st_size > MAX_LINKED_FILE:
-        return header
-    try:
-        return f'<context uri="{uri}">\n{path.read_text()}\n</context>'
-    except (UnicodeDecodeError, OSError):
-        return header

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from .images import PromptRefused, stored_blocks, user_content
 from .mcp_prompts import expand, inline_resources
-from .prompt_blocks import to_model_text, user_text
+from .editor.paths import Workspace
+from .prompt_blocks import user_text
+from .prompt_links import prompt_text
 
 if TYPE_CHECKING:
     from .session import Session
@@ -22,4 +24,5 @@ async def model_content(session: Session, blocks: list[dict[str, Any]]) -> str |
     expanded = await expand(session, blocks, user_text(blocks))
     expanded = await inline_resources(session, expanded)
     text_blocks = [block for block in expanded if block.get("type") != "image"]
-    return user_content(session, to_model_text(text_blocks), expanded)
+    ws = Workspace.of(session.cwd, session.additional_directories)
+    return user_content(session, await prompt_text(text_blocks, ws), expanded)  # file links: only inside the roots

@@ -184,7 +184,8 @@ async def test_embedded_resources_and_file_links_reach_the_model(crow_home, tmp_
         text("Look at these"),
         EmbeddedResourceContentBlock(
             type="resource",
-            resource=TextResourceContents(uri="file:///virtual/buffer.py", text="EMBEDDED-BUFFER", mime_type="text/plain"),
+            # an unsaved buffer inside the session's roots (one outside them is left out: test_prompt_links.py)
+            resource=TextResourceContents(uri=(tmp_path / "buffer.py").as_uri(), text="EMBEDDED-BUFFER", mime_type="text/plain"),
         ),
         ResourceContentBlock(type="resource_link", name="notes.txt", uri=linked.as_uri()),
     ]
@@ -196,7 +197,7 @@ async def test_embedded_resources_and_file_links_reach_the_model(crow_home, tmp_
     user = model.requests[0]["messages"][-1]
     assert user["role"] == "user"
     assert "Look at these" in user["content"]
-    assert "EMBEDDED-BUFFER" in user["content"] and "file:///virtual/buffer.py" in user["content"]
+    assert "EMBEDDED-BUFFER" in user["content"] and (tmp_path / "buffer.py").as_uri() in user["content"]
     assert "LINKED-FILE-CONTENT" in user["content"] and linked.as_uri() in user["content"]
 
 

@@ -134,7 +134,9 @@ async def test_run_command_in_an_embedded_terminal(tmp_path, work):
     command = "echo hello; echo oops >&2; exit 3"
     _, model = await drive(client, tmp_path, work, [ToolCall("run_command", {"command": command}, id="run")], capabilities=EDITOR_CAPS)
     [created] = client.called("create_terminal")
-    assert created == {"command": SHELL, "args": ["-c", command], "cwd": str(work), "limit": 4 * MAX_OUTPUT}
+    # env -u: ACP cannot unset a variable, and the command must not see crow's model key.
+    unset = ["-u", "OPENAI_API_KEY"]
+    assert created == {"command": "env", "args": [*unset, SHELL, "-c", command], "cwd": str(work), "limit": 4 * MAX_OUTPUT}
     terminal_id = "term-1"
     assert client.called("release_terminal") == [{"terminal_id": terminal_id}]
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import functools
-from typing import Any, Awaitable, Callable
+import threading
+from typing import Any, Awaitable, Callable, TypeVar
 
 from acp import RequestError
 
 from ..events import ToolResult
+from ..secrets import key_values, redact_json
 from ..tools import ToolContext
 from .paths import ToolError
 
@@ -48,7 +52,7 @@ def guarded(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def run(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         try:
-            return await handler(arguments, context)
+            return redacted(await handler(arguments, context))
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
         except RequestError as exc:
@@ -61,6 +65,32 @@ def guarded(handler: Handler) -> Handler:
             return ToolResult(f"Invalid arguments: {exc}", is_error=True)
 
     return run
+
+
+def redacted(result: ToolResult | None) -> ToolResult | None:
+    """The result without crow's model keys (a .env file in the workspace may hold one)."""
+    values = key_values()
+    if result is None or not any(value in result.text for value in values) and not any(value in repr(result.content) for value in values):
+        return result
+    content = [type(item).model_validate(redact_json(item.model_dump(by_alias=True))) for item in result.content or []]
+    return dataclasses.replace(result, text=redact_json(result.text), content=content or result.content)
+
+
+T = TypeVar("T")
+
+
+async def off_loop(work: Callable[..., T], *args: Any) -> T:
+    """Blocking file work in a thread. `work` gets a threading.Event as its last argument, set when the
+    call is cancelled, and checks it between chunks: a cancel returns at once and the thread soon stops."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, *args, stop)
+    finally:
+        stop.set()
+
+
+class Stopped(ToolError):
+    """File work gave up because its call was cancelled."""
 
 
 def int_arg(arguments: dict[str, Any], name: str, default: int | None, low: int = 1, high: int | None = None) -> int | None:

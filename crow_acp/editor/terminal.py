@@ -18,7 +18,9 @@ from acp import RequestError, text_block, tool_content, tool_terminal_ref
 from acp.schema import EnvVariable
 
 from ..events import ToolResult
+from ..secrets import child_env, key_names
 from ..tools import FunctionTool, ToolContext
+from . import processes
 from .common import MAX_OUTPUT, client_can, guarded, int_arg, truncate
 from .paths import ToolError, Workspace
 
@@ -30,6 +32,9 @@ MAX_TIMEOUT = 600
 CLIENT_OUTPUT_BYTES = 4 * MAX_OUTPUT
 QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat"}
 """Editor terminals are ptys: without this, `git log` would wait in a pager until the timeout."""
+LIVE_EVERY = 0.5
+LIVE_LINES = 20
+LIVE_BYTES = 4000
 
 
 def outcome(output: str, exit_code: int | None, signal_name: str | None, timed_out: float | None) -> str:
@@ -46,8 +51,8 @@ async def in_terminal(command: str, cwd: str, timeout: float, context: ToolConte
     client, session_id = context.client, context.session.session_id
     created = await client.create_terminal(
         session_id=session_id,
-        command=SHELL,
-        args=["-c", command],
+        command="env",  # ACP cannot unset a variable: env -u keeps crow's model keys from the command
+        args=[*unset_keys(), SHELL, "-c", command],
         cwd=cwd,
         env=[EnvVariable(name=k, value=v) for k, v in QUIET_ENV.items()],
         output_byte_limit=CLIENT_OUTPUT_BYTES,
@@ -75,6 +80,10 @@ async def in_terminal(command: str, cwd: str, timeout: float, context: ToolConte
     return ToolResult(text, is_error=timed_out is not None, content=content, raw_output=raw)
 
 
+def unset_keys() -> list[str]:
+    return [arg for name in sorted(key_names()) for arg in ("-u", name)]
+
+
 async def _release(client: Any, ids: dict[str, str]) -> None:
     try:
         await client.release_terminal(**ids)
@@ -87,9 +96,11 @@ class Capture:
 
     def __init__(self, keep: int = MAX_OUTPUT // 2) -> None:
         self.keep, self.head, self.tail, self.dropped = keep, bytearray(), bytearray(), 0
+        self.received = 0
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
+            self.received += len(chunk)
             room = max(self.keep - len(self.head), 0)
             self.head += chunk[:room]
             self.tail += chunk[room:]
@@ -101,25 +112,40 @@ class Capture:
         marker = f"\n[... {self.dropped} bytes truncated ...]\n" if self.dropped else ""
         return self.head.decode(errors="replace") + marker + self.tail.decode(errors="replace")
 
+    def last_lines(self, count: int = LIVE_LINES) -> str:
+        """The end of the output so far, for the live view."""
+        data = (self.head + self.tail)[-LIVE_BYTES:] if not self.dropped else self.tail[-LIVE_BYTES:]
+        return "\n".join(data.decode(errors="replace").splitlines()[-count:])
 
-async def locally(command: str, cwd: str, timeout: float) -> ToolResult:
-    process = await asyncio.create_subprocess_exec(
-        SHELL, "-c", command, cwd=cwd, env={**os.environ, **QUIET_ENV},
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout kills its children too
-    )  # fmt: skip
+
+async def show_live(capture: Capture, context: ToolContext) -> None:
+    """Every LIVE_EVERY seconds, show the output's tail in the tool call (crow run, editors without terminals)."""
+    shown = 0
+    while True:
+        await asyncio.sleep(LIVE_EVERY)
+        if capture.received != shown:
+            shown = capture.received
+            await context.session.update_tool_call(context.call_id, [tool_content(text_block(f"```\n{capture.last_lines()}\n```"))])
+
+
+async def locally(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
+    guarded_process = await processes.start(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
+    process = guarded_process.process
     capture = Capture()
     reader = asyncio.create_task(capture.drain(process.stdout))
+    live = asyncio.create_task(show_live(capture, context))
     try:
         with anyio.move_on_after(timeout) as timer:
             await process.wait()
-        _kill_group(process)  # also background jobs it started, as closing an editor terminal would
+        guarded_process.kill()  # also background jobs it started, as closing an editor terminal would
         with anyio.move_on_after(2):
             await process.wait()
             await reader
     finally:
-        _kill_group(process)
+        live.cancel()
         reader.cancel()
+        with anyio.CancelScope(shield=True):
+            await guarded_process.end()
     timed_out = timeout if timer.cancelled_caught else None
     code = process.returncode
     signal_name = signal.Signals(-code).name if code is not None and code < 0 and timed_out is None else None
@@ -127,13 +153,6 @@ async def locally(command: str, cwd: str, timeout: float) -> ToolResult:
     shown = [tool_content(text_block(f"```\n{text}\n```"))]
     raw = {"exit_code": code if code is not None and code >= 0 else None, "timed_out": timed_out is not None}
     return ToolResult(text, is_error=timed_out is not None, content=shown, raw_output=raw)
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is already gone
 
 
 def terminal_tools(ws: Workspace) -> list[FunctionTool]:
@@ -148,7 +167,7 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
         timeout = int_arg(args, "timeout", DEFAULT_TIMEOUT, high=MAX_TIMEOUT)
         if client_can(context, "terminal"):
             return await in_terminal(command, cwd, timeout, context)
-        return await locally(command, cwd, timeout)
+        return await locally(command, cwd, timeout, context)
 
     @guarded
     async def check_cwd(args: dict[str, Any], context: ToolContext) -> None:

@@ -1,0 +1,92 @@
+"""Crow's model keys stay in crow: no child process inherits them and no text crow records carries them.
+
+The keys are the variables OPENAI_API_KEY and every profile's `api_key_env`, and any `api_key`
+written in config.toml. `protect(config)` registers them (AcpAgent does, once per process).
+Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
+`child_env()`: the environment without those variables, plus what a server's config passes
+explicitly. `redact()` is the last line of defence for text that reaches the model, the store
+or the logs (a prompt link to a file that happens to hold a key, say).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Mapping
+
+DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
+MIN_SECRET = 8
+"""Shorter values ("none", "x") are placeholders for keyless local servers, not secrets: redacting
+them would mangle ordinary text."""
+MARK = "[redacted key]"
+
+_names: set[str] = set(DEFAULT_NAMES)
+_written: set[str] = set()
+
+
+def protect(config: Any) -> None:
+    """Register the key variables and written keys of every model profile in the config."""
+    for profile in [*getattr(config, "models", {}).values(), config.profile()]:
+        _names.add(profile.api_key_env)
+        if profile.api_key:
+            _written.add(profile.api_key)
+    _install_log_filter()
+
+
+def key_names() -> frozenset[str]:
+    return frozenset(_names)
+
+
+def key_values() -> frozenset[str]:
+    """The key values now in force (the environment is read each time: tests and users change it)."""
+    values = {os.environ.get(name) or "" for name in _names} | _written
+    return frozenset(value for value in values if len(value) >= MIN_SECRET)
+
+
+def child_env(base: Mapping[str, str] | None = None, explicit: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process: base (default: crow's) without the keys, then explicit."""
+    names = key_names()
+    env = {name: value for name, value in (os.environ if base is None else base).items() if name not in names}
+    env.update(explicit or {})
+    return env
+
+
+def redact(text: str) -> str:
+    """The text with every key value replaced by a marker."""
+    for value in key_values():
+        if value in text:
+            text = text.replace(value, MARK)
+    return text
+
+
+def redact_json(value: Any) -> Any:
+    """redact() over every string in a JSON-like value (lists, dicts), which is copied only if needed."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_json(item) for key, item in value.items()}
+    return value
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a log record's message so no key value reaches a log handler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if key_values():
+            message = record.getMessage()
+            cleaned = redact(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def _install_log_filter() -> None:
+    """On the root logger's handlers: a filter on a logger would miss its children's records."""
+    for handler in logging.getLogger().handlers:
+        if _FILTER not in handler.filters:
+            handler.addFilter(_FILTER)
