@@ -163,6 +163,8 @@ class Confined:
                 try:
                     fd = os.open(parent.name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=parent.fd)
                 except OSError as exc:
+                    if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket: say what it is
+                        check_regular(parent.path, os.stat(parent.name, dir_fd=parent.fd, follow_symlinks=False))
                     if exc.errno != errno.ELOOP:
                         raise
                     target = _link_or_raise(parent.fd, parent.name, exc)

@@ -1,0 +1,152 @@
+"""Confinement without races: file tools open paths component by component and never leave the roots."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from editor_support import EDITOR_CAPS, EditorClient, drive, final, results
+from helpers import RecordingClient, crow_env, run_crow, text
+
+SWAPPER = textwrap.dedent(
+    """
+    import os, sys
+    victim, outside_read, outside_write, stop = sys.argv[1:5]
+    swaps = 0
+    while not os.path.exists(stop):
+        for target in (outside_read, outside_write):
+            link = victim + ".lnk"
+            try:
+                os.symlink(target, link)
+                os.replace(link, victim)          # now a symlink to outside
+                with open(victim + ".reg", "w") as f:
+                    f.write("inside\\n")
+                os.replace(victim + ".reg", victim)  # a regular file again
+            except OSError:
+                pass
+            swaps += 1
+    print(swaps)
+    """
+)
+
+
+@pytest.mark.anyio
+async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir(), outside.mkdir()
+    (outside / "secret.txt").write_text("OUTSIDE-SECRET\n")
+    (outside / "target.txt").write_text("untouched\n")
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    victim = work / "victim.txt"
+    victim.write_text("inside\n")
+    stop = tmp_path / "stop"
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(victim), str(outside / "secret.txt"), str(outside / "target.txt"), str(stop)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    rounds, per_round = 8, 12
+    script = [
+        Reply(tool_calls=[
+            ToolCall("read_file" if i % 2 else "write_file",
+                     {"path": "victim.txt"} if i % 2 else {"path": "victim.txt", "content": f"written {r}-{i}\n"},
+                     id=f"c{r}-{i}")
+            for i in range(per_round)
+        ])
+        for r in range(rounds)
+    ]  # fmt: skip
+    try:
+        with ScriptedModel(script, default=Reply(text="done")) as model:
+            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+                session = await conn.new_session(cwd=str(work), mcp_servers=[])
+                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
+    finally:
+        stop.touch()
+        swaps = int(swapper.communicate(timeout=60)[0])
+    assert swaps > 0
+    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(answers) == rounds * per_round
+    assert not any("OUTSIDE-SECRET" in answer for answer in answers)
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before  # nothing changed or added outside
+    assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]  # no temporary file left behind
+
+
+@pytest.mark.anyio
+async def test_special_files_are_never_read_or_written(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    os.mkfifo(work / "fifo")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(work / "sock"))
+    (work / "environ").symlink_to("/proc/self/environ")
+    calls = [
+        ToolCall("read_file", {"path": "fifo"}, id="fifo"),  # a blocking open would hang the call forever
+        ToolCall("write_file", {"path": "fifo", "content": "x"}, id="fifo_write"),
+        ToolCall("read_file", {"path": "sock"}, id="sock"),
+        ToolCall("read_file", {"path": "environ"}, id="environ_link"),
+        ToolCall("read_file", {"path": "/proc/self/environ"}, id="proc"),
+        ToolCall("read_file", {"path": "/dev/zero"}, id="dev"),
+        ToolCall("write_file", {"path": "/dev/null", "content": "x"}, id="dev_write"),
+        ToolCall("read_file", {"path": "."}, id="dir"),
+    ]
+    try:
+        client, model = await drive(RecordingClient(), tmp_path, work, calls, additional=["/proc", "/dev"])
+    finally:
+        server.close()
+    got = results(model)
+    assert "is a FIFO" in got["fifo"] and "is a FIFO" in got["fifo_write"]
+    assert "is a socket" in got["sock"]
+    for cid in ("environ_link", "proc", "dev", "dev_write"):
+        assert "special file system" in got[cid], (cid, got[cid])
+    assert "is a directory" in got["dir"]
+    assert all(final(client, cid).status == "failed" for cid in got)
+    assert (work / "fifo").is_fifo()
+
+
+@pytest.mark.anyio
+async def test_symlinks_inside_the_roots_are_followed_by_walking_them_again(tmp_path):
+    work = tmp_path / "work"
+    (work / "real").mkdir(parents=True)
+    (work / "real" / "file.txt").write_text("one\n")
+    (work / "alias.txt").symlink_to("real/file.txt")
+    (work / "dirlink").symlink_to(work / "real")
+    calls = [
+        ToolCall("read_file", {"path": "alias.txt"}, id="read"),
+        ToolCall("edit_file", {"path": "dirlink/file.txt", "old_string": "one", "new_string": "two"}, id="edit"),
+        ToolCall("write_file", {"path": "dirlink/new/deep.txt", "content": "deep\n"}, id="new"),
+    ]
+    client, model = await drive(RecordingClient(), tmp_path, work, calls)
+    got = results(model)
+    assert got["read"] == "one\n"
+    assert (work / "real" / "file.txt").read_text() == "two\n"
+    assert (work / "alias.txt").is_symlink()  # the link was written through, not replaced
+    assert (work / "real" / "new" / "deep.txt").read_text() == "deep\n"
+    assert final(client, "edit").content[0].path == str(work / "real" / "file.txt")  # the diff names the real file
+
+
+@pytest.mark.anyio
+async def test_the_client_gets_the_real_path_and_no_read_for_a_new_file(tmp_path):
+    work = tmp_path / "work"
+    (work / "real").mkdir(parents=True)
+    (work / "real" / "file.txt").write_text("disk\n")
+    (work / "alias.txt").symlink_to("real/file.txt")
+    real = str(work / "real" / "file.txt")
+    client = EditorClient({real: "buffer\n"})
+    calls = [
+        ToolCall("read_file", {"path": "alias.txt"}, id="read"),
+        ToolCall("write_file", {"path": "brand/new.txt", "content": "fresh\n"}, id="new"),
+        ToolCall("edit_file", {"path": "alias.txt", "old_string": "buffer", "new_string": "edited"}, id="edit"),
+    ]
+    _, model = await drive(client, tmp_path, work, calls, capabilities=EDITOR_CAPS)
+    got = results(model)
+    assert got["read"] == "buffer\n"
+    reads = [call["path"] for call in client.called("read_text_file")]
+    assert reads and set(reads) == {real}  # the resolved path, and never a read of the new file
+    writes = {call["path"]: call["content"] for call in client.called("write_text_file")}
+    assert writes == {str(work / "brand" / "new.txt"): "fresh\n", real: "edited\n"}
+    assert final(client, "new").status == "completed"
