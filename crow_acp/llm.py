@@ -1,4 +1,8 @@
-"""The model seam: one OpenAI-compatible chat-completions client, streamed as typed deltas.
+"""The model seam: the ModelClient protocol the loop talks to, and the OpenAI-compatible client behind it.
+
+    ModelClient            what the loop needs: stream() typed deltas, complete(), close(), a profile
+    OpenAIModelClient      chat completions over HTTP (the one crow serves with)
+    function_model.FunctionModel   a script or a Python function, in process (tests, offline runs)
 
 This is the only module that imports openai, and it does so on first use: `crow acp` must answer
 `initialize` without paying for it.
@@ -7,9 +11,9 @@ This is the only module that imports openai, and it does so on first use: `crow 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 
-from .config import Config
+from .config import Config, ModelProfile
 from .errors import ModelError
 from .events import Usage
 
@@ -44,7 +48,26 @@ CUT_OFF = "The model's reply was cut off: the stream ended before the model fini
 StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | Usage | Finish
 
 
-class ModelClient:
+class ModelClient(Protocol):
+    """The model seam: every model call of a session goes through one of these."""
+
+    profile: ModelProfile
+    """The model's settings: its id, context window, reasoning support, prices."""
+
+    def stream(
+        self, messages: list[dict], tools: list[dict], *, reasoning_effort: str | None = None
+    ) -> AsyncIterator[StreamDelta]:
+        """One reply as typed deltas, ending with Finish (and Usage when known); a failure is a ModelError."""
+        ...
+
+    async def complete(self, messages: list[dict]) -> str:
+        """A plain, non-streaming call (side prompts, summaries); a failure is a ModelError."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class OpenAIModelClient:
     """Streams replies from the configured model; retries are the openai client's (429, 5xx, timeouts)."""
 
     def __init__(self, config: Config) -> None:

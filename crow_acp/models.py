@@ -6,8 +6,10 @@ import asyncio
 
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
+from typing import Callable
+
 from .config import Config
-from .llm import ModelClient
+from .llm import ModelClient, OpenAIModelClient
 
 OPTION_ID = "model"
 
@@ -18,6 +20,7 @@ class Models:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._clients: dict[str, ModelClient] = {}
+        self._factory: Callable[[Config], ModelClient] = OpenAIModelClient
 
     @property
     def default(self) -> str:
@@ -31,8 +34,13 @@ class Models:
     def client(self, name: str | None = None) -> ModelClient:
         name = name if name in self.names() else self.default
         if name not in self._clients:
-            self._clients[name] = ModelClient(self.config.model_copy(update={"model": name}))
+            self._clients[name] = self._factory(self.config.model_copy(update={"model": name}))
         return self._clients[name]
+
+    def use(self, client: ModelClient) -> None:
+        """Sessions opened from now on talk to `client`, whatever profile they pick (an in-process model)."""
+        self._factory = lambda _config: client
+        self._clients.clear()
 
     def option(self, current: str | None) -> SessionConfigOptionSelect:
         choices = [
