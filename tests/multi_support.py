@@ -9,6 +9,9 @@ from typing import Any, AsyncIterator
 
 from helpers import TESTS, crow_env, run_crow
 
+import crow_acp.models
+from crow.cli import load_agent
+from crow_acp.function_model import FunctionModel
 from crow_acp.testing import ScriptedModel
 
 AGENTS = TESTS / "agents" / "multi_agents.py"
@@ -55,3 +58,37 @@ def titles(client: Any) -> list[tuple[str, str]]:
 
 def read_log(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def functions(**scripts: Any) -> dict[str, FunctionModel]:
+    """name=[entries] or name=responder: one in-process FunctionModel per agent."""
+    return {name: FunctionModel(script) if isinstance(script, list) else FunctionModel(default=script)
+            for name, script in scripts.items()}
+
+
+@asynccontextmanager
+async def in_process(client: Any, factory: str, home: Path, models: dict[str, FunctionModel], monkeypatch: Any,
+                     env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """The same graph as `serve`, built and driven in this process: each agent's model is its FunctionModel.
+
+    Agents are made by tests/agents/multi_agents.py from configs whose model is "scripted-<name>";
+    every model client made meanwhile is that name's FunctionModel (with the config's profile).
+    """
+    for key, value in {**crow_env(home, "http://127.0.0.1:9/v1"), **(env or {})}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    for name in models:
+        monkeypatch.setenv(f"CROW_TEST_MODEL_{name.upper()}_URL", "http://127.0.0.1:9/v1")
+
+    def client_for(config: Any) -> FunctionModel:
+        model = models[config.profile().model.removeprefix("scripted-")]
+        model.profile = config.profile()
+        return model
+
+    monkeypatch.setattr(crow_acp.models, "OpenAIModelClient", client_for)
+    agent = load_agent(f"{AGENTS}:{factory}", None)
+    agent.on_connect(client)
+    try:
+        yield agent
+    finally:
+        await agent.shutdown()

@@ -1,16 +1,20 @@
-"""The four hook lists through `crow acp --agent file.py:factory`, and observers in process."""
+"""The four hook lists, observers and slash commands, in process (the agents of tests/agents/hook_agent.py,
+each with a FunctionModel). Only what needs the wire runs `crow acp --agent file.py:factory` over stdio."""
 
 from __future__ import annotations
 
 import json
+import logging
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import anyio
 import pytest
 from acp import RequestError
 from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text, write_config
 
+from crow.cli import load_agent
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, SlashCommand, load_config
 from crow_acp.events import (
     ErrorOccurred,
@@ -21,6 +25,7 @@ from crow_acp.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from crow_acp.function_model import FunctionModel
 from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
@@ -39,8 +44,28 @@ def user_texts(request: dict) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "user"]
 
 
-async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(crow_home, tmp_path):
-    log = tmp_path / "hooks.jsonl"
+@pytest.fixture
+def log(crow_home, tmp_path, monkeypatch) -> Path:
+    """The hook log the agents of hook_agent.py write; they find their home in CROW_HOME."""
+    path = tmp_path / "hooks.jsonl"
+    monkeypatch.setenv("CROW_HOME", str(crow_home))
+    monkeypatch.setenv("HOOK_LOG", str(path))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return path
+
+
+@asynccontextmanager
+async def served(factory: str, model: FunctionModel, client: Any = None) -> AsyncIterator[AcpAgent]:
+    """A hook_agent.py agent in this process, as `crow acp --agent` would serve it, with `client` as the editor."""
+    agent = load_agent(f"{HOOK_AGENT}:{factory}", None)
+    model.install(agent)
+    if client is not None:
+        agent.on_connect(client)
+    async with in_process(agent):
+        yield agent
+
+
+async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(log, tmp_path):
     script = [
         Reply(text="calling", tool_calls=[ToolCall("nothing", {})]),
         Reply(text="done"),
@@ -48,32 +73,29 @@ async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(crow_hom
         Fault(400, "the request was bad"),
         Reply(text="after reload"),
     ]
-    client = RecordingClient()
-    async with ScriptedModel(script) as model:
-        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
-        async with run_crow(client, env, *hook_agent("build")) as (conn, proc):
-            with anyio.fail_after(30):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-                assert (await conn.prompt(session_id=sid, prompt=[text("one")])).stop_reason == "end_turn"
+    client, model = RecordingClient(), FunctionModel(script)
+    async with served("build", model, client) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert (await conn.prompt(session_id=sid, prompt=[text("one")])).stop_reason == "end_turn"
 
-                async with anyio.create_task_group() as group:
-                    async def cancelled_prompt() -> None:
-                        response = await conn.prompt(session_id=sid, prompt=[text("two")])
-                        assert response.stop_reason == "cancelled"
+            async with anyio.create_task_group() as group:
+                async def cancelled_prompt() -> None:
+                    response = await conn.prompt(session_id=sid, prompt=[text("two")])
+                    assert response.stop_reason == "cancelled"
 
-                    group.start_soon(cancelled_prompt)
-                    await client.wait_for(lambda c: len(c.of("agent_message_chunk")) > 5)
-                    await conn.cancel(session_id=sid)
+                group.start_soon(cancelled_prompt)
+                await client.wait_for(lambda c: len(c.of("agent_message_chunk")) > 5)
+                await conn.cancel(session_id=sid)
 
-                with pytest.raises(RequestError):
-                    await conn.prompt(session_id=sid, prompt=[text("three")])
-                other = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-            proc.kill()
+            with pytest.raises(RequestError):
+                await conn.prompt(session_id=sid, prompt=[text("three")])
+            other = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
 
-        async with run_crow(RecordingClient(), env, *hook_agent("build")) as (conn, _):
-            with anyio.fail_after(30):
-                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
-                assert (await conn.prompt(session_id=sid, prompt=[text("four")])).stop_reason == "end_turn"
+    async with served("build", model, RecordingClient()) as conn:  # a new agent on the same store
+        with anyio.fail_after(30):
+            await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            assert (await conn.prompt(session_id=sid, prompt=[text("four")])).stop_reason == "end_turn"
 
     entries = read_log(log)
     names = {sid: "A", other: "B"}
@@ -116,39 +138,34 @@ async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(crow_hom
     assert "the request was bad" in ends[2]["error"]
 
 
-async def test_a_raising_callback_is_reported_and_the_turn_goes_on(crow_home, tmp_path):
-    log = tmp_path / "hooks.jsonl"
+async def test_a_raising_callback_is_reported_and_the_turn_goes_on(log, tmp_path, caplog):
     client = RecordingClient()
-    async with ScriptedModel([Reply(text="still answered")]) as model:
-        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
-        async with run_crow(client, env, *hook_agent("build_raising")) as (conn, _):
-            with anyio.fail_after(30):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-                assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+    caplog.set_level(logging.ERROR, logger="crow_acp.hooks")
+    async with served("build_raising", FunctionModel([Reply(text="still answered")]), client) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
     assert client.text() == "still answered"
     reports = [u for u in client.of("tool_call") if u.title.startswith("Callback") and u.status == "failed"]
     assert len(reports) == 1 and "broken" in reports[0].title
     assert reports[0].content[0].content.text == "RuntimeError: broken hook"
     # the callbacks after the broken one still ran
     assert [e["hook"] for e in read_log(log)] == ["begin_session", "pre_request", "post_response", "end_turn"]
-    logged = (crow_home / "logs" / "crow.log").read_text()
-    assert "broken failed" in logged and "RuntimeError: broken hook" in logged
+    failure = next(r for r in caplog.records if "broken failed" in r.getMessage())
+    assert failure.exc_info is not None and str(failure.exc_info[1]) == "broken hook"  # with its traceback
 
 
-async def test_session_writes_reach_the_model_and_survive_a_restart(crow_home, tmp_path):
-    log = tmp_path / "hooks.jsonl"
+async def test_session_writes_reach_the_model_and_survive_a_restart(log, tmp_path):
     script = [Reply(text="first answer"), Reply(text="side answer"), Reply(text="second answer"), Reply(text="side 2")]
-    async with ScriptedModel(script) as model:
-        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
-        async with run_crow(RecordingClient(), env, *hook_agent("build_mutating")) as (conn, proc):
-            with anyio.fail_after(30):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-                assert (await conn.prompt(session_id=sid, prompt=[text("hello")])).stop_reason == "end_turn"
-            proc.kill()
-        async with run_crow(RecordingClient(), env, *hook_agent("build_mutating")) as (conn, _):
-            with anyio.fail_after(30):
-                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
-                assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
+    model = FunctionModel(script)
+    async with served("build_mutating", model) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert (await conn.prompt(session_id=sid, prompt=[text("hello")])).stop_reason == "end_turn"
+    async with served("build_mutating", model) as conn:
+        with anyio.fail_after(30):
+            await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
 
     first, side, second, _ = model.requests
     assert user_texts(first) == ["hello", "NOTE begins=1"]  # add_message before the call is what the call sees
@@ -161,22 +178,18 @@ async def test_session_writes_reach_the_model_and_survive_a_restart(crow_home, t
     assert [m["content"] for m in second["messages"] if m["role"] == "assistant"] == ["first answer"]
 
 
-async def test_compaction_is_what_the_next_call_sees_and_is_persisted(crow_home, tmp_path):
-    log = tmp_path / "hooks.jsonl"
-    script = [Reply(text=f"a{n}") for n in range(1, 5)]
+async def test_compaction_is_what_the_next_call_sees_and_is_persisted(log, tmp_path):
+    model = FunctionModel([Reply(text=f"a{n}") for n in range(1, 5)])
     replay = RecordingClient()
-    async with ScriptedModel(script) as model:
-        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
-        async with run_crow(RecordingClient(), env, *hook_agent("build_compacting")) as (conn, proc):
-            with anyio.fail_after(30):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-                for words in ("p1", "p2", "p3"):
-                    assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
-            proc.kill()
-        async with run_crow(replay, env, *hook_agent("build_compacting")) as (conn, _):
-            with anyio.fail_after(30):
-                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
-                assert (await conn.prompt(session_id=sid, prompt=[text("p4")])).stop_reason == "end_turn"
+    async with served("build_compacting", model) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            for words in ("p1", "p2", "p3"):
+                assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
+    async with served("build_compacting", model, replay) as conn:
+        with anyio.fail_after(30):
+            await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            assert (await conn.prompt(session_id=sid, prompt=[text("p4")])).stop_reason == "end_turn"
 
     summary = SUMMARY_PREFIX + "SUMMARY-OF-EARLIER"
     assert user_texts(model.requests[1]) == ["p1", "p2"]
