@@ -56,6 +56,7 @@ from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
 from .session_options import MODE_OPTION, SessionOptions, mode_command, options_updates
 from .session_pool import Opening, SessionPool, end_session
+from .history_rules import repair_entries
 from .store import SessionRecord, SqliteStore
 from .wire import check_directories
 
@@ -334,7 +335,8 @@ class AcpAgent(SessionControl):
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
-        shown = [*entries, *session.history[sum(entry.active for entry in entries) :]] if replay else []
+        stored = {entry.row_id for entry in entries}
+        shown = [*entries, *(e for e in session.history if e.row_id not in stored and e.row_id is not None)] if replay else []
         # Replay while the MCP servers start: both take a while, and neither needs the other.
         await asyncio.gather(self._replay(session_id, shown), self._start(session, mcp_servers, loaded=True))
         self._after_response(session_id)
@@ -376,6 +378,7 @@ class AcpAgent(SessionControl):
         """Connect the MCP servers, offer the commands and run begin_session."""
         session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers))  # in the background
         attach_mcp(session)
+        session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         self.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
         for callback in self.callbacks.all():
             for command in callback.commands if isinstance(callback, OffersCommands) else ():
@@ -428,4 +431,5 @@ def repair_history(session: Session, entries: list[StoredMessage]) -> None:
     """Answer tool calls a killed process left open, so the history is valid for the model again."""
     session.history = list(entries)
     answer_open_calls(session, INTERRUPTED)
+    session.history = repair_entries(session.history)  # damaged rows (orphans, bad ids or arguments) stay as stored
 

@@ -35,9 +35,11 @@ from .events import (
     Usage,
 )
 from .history import EntryMeta, ToolDisplay
+from .history_rules import check_new_calls, object_arguments, strict_messages
 from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .session import Session, SessionAccess
+from .modes import with_plan_note
 from .tool_gate import after_tool, before_tool, placeholder
 from .tools import Tool, ToolContext, openai_schema
 
@@ -46,6 +48,10 @@ log = logging.getLogger(__name__)
 CANCELLED = "Cancelled by the user."
 PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
 """Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"
 
 
 @dataclass
@@ -134,7 +140,7 @@ async def stream_reply(session: Session) -> Reply:
     await session.mcp.settle()  # a tool list that changed during the last tool call
     tools = [openai_schema(tool) for tool in session.tools()]
     try:
-        messages = images.for_model(session)
+        messages = strict_messages(with_plan_note(session, images.for_model(session)))
         async for delta in session.model.stream(messages, tools, reasoning_effort=thinking.level(session)):
             match delta:
                 case TextChunk(text):
@@ -144,7 +150,7 @@ async def stream_reply(session: Session) -> Reply:
                     reply.reasoning_parts.append(text)
                     await session.emit(ThoughtDelta(session.id, message_id, text))
                 case ToolCallChunk(index, call_id, name, arguments):
-                    call = calls.setdefault(index, PendingCall(id=call_id or f"call_{uuid.uuid4().hex[:12]}"))
+                    call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
                     call.name += name or ""
                     call.fragments.append(arguments)
                 case Usage():
@@ -155,6 +161,7 @@ async def stream_reply(session: Session) -> Reply:
         reply.calls = list(calls.values())
         for call in reply.calls:
             call.complete()
+        check_new_calls(reply.calls, session.messages(), new_call_id)
     finally:
         reply.message = _record_reply(session, reply, message_id)
     if reply.usage:
@@ -173,7 +180,8 @@ def _record_reply(session: Session, reply: Reply, message_id: str) -> dict[str, 
     message: dict[str, Any] = {"role": "assistant", "content": text or (None if reply.calls else "")}
     if reply.calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+            # the valid form for the model; the raw text stays in the result's display for the editor
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": object_arguments(c.arguments or "{}")}}
             for c in reply.calls
         ]
     session.record(message, EntryMeta(message_id=message_id, reasoning=reasoning or None))

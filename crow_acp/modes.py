@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .tools import infer_kind
 
@@ -46,6 +46,16 @@ PLANNING_NOTE = (
     "You are in plan mode. Research with read-only tools and write a plan for the user to approve. "
     "Do not edit, write, move or delete files and do not run commands: such calls are refused."
 )
+
+
+def with_plan_note(session: Session, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's messages, told that it is planning when the session is in plan mode (never stored:
+    the note leaves the request as soon as the mode changes)."""
+    if current_mode(session, "ask") != "plan":
+        return messages
+    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+        return [{**messages[0], "content": f"{messages[0]['content']}\n\n{PLANNING_NOTE}"}, *messages[1:]]
+    return [{"role": "system", "content": PLANNING_NOTE}, *messages]
 
 
 def current_mode(session: Session, default: Mode) -> Mode:

@@ -295,9 +295,10 @@ def answer_open_calls(session: Session, text: str) -> None:
     if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
         return
     answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
-    for call in calls:
-        if call["id"] not in answered:
-            name = call["function"]["name"]
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"] not in answered:
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            name = str(function.get("name") or "tool")
             session.record(
                 {"role": "tool", "tool_call_id": call["id"], "content": text},
                 EntryMeta(tool=ToolDisplay(name, title=name, status="failed")),
