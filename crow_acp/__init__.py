@@ -1,6 +1,7 @@
 """crow_acp: the ACP agent server core.
 
-Public names load lazily, so `crow acp` answers `initialize` without importing what a turn needs.
+The plugin-facing API (callbacks, hook types, tools, slash commands, SessionAccess) is
+crow_acp/api.py, readable top to bottom. Public names load lazily, so `crow acp` answers `initialize` without importing what a turn needs.
 """
 
 from __future__ import annotations
@@ -11,28 +12,32 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "AcpAgent": "crow_acp.agent",
-    "CrowCallbacks": "crow_acp.hooks",
-    "SlashCommand": "crow_acp.hooks",
-    "Allow": "crow_acp.hooks",
-    "Refuse": "crow_acp.hooks",
-    "Rewrite": "crow_acp.hooks",
-    "Answer": "crow_acp.hooks",
-    "ToolCallInfo": "crow_acp.hooks",
-    "ToolDecision": "crow_acp.hooks",
-    "BeginSessionArgs": "crow_acp.hooks",
-    "PreRequestArgs": "crow_acp.hooks",
-    "PostResponseArgs": "crow_acp.hooks",
-    "BeforeToolArgs": "crow_acp.hooks",
-    "AfterToolArgs": "crow_acp.hooks",
-    "EndTurnArgs": "crow_acp.hooks",
-    "EndSessionArgs": "crow_acp.hooks",
-    "StopReason": "crow_acp.hooks",
+    "CrowCallbacks": "crow_acp.api",
+    "SlashCommand": "crow_acp.api",
+    "Allow": "crow_acp.api",
+    "Refuse": "crow_acp.api",
+    "Rewrite": "crow_acp.api",
+    "Answer": "crow_acp.api",
+    "ToolCallInfo": "crow_acp.api",
+    "ToolDecision": "crow_acp.api",
+    "BeginSessionArgs": "crow_acp.api",
+    "PreRequestArgs": "crow_acp.api",
+    "PostResponseArgs": "crow_acp.api",
+    "BeforeToolArgs": "crow_acp.api",
+    "AfterToolArgs": "crow_acp.api",
+    "EndTurnArgs": "crow_acp.api",
+    "EndSessionArgs": "crow_acp.api",
+    "StopReason": "crow_acp.api",
     "permission_policy": "crow_acp.tool_gate",
-    "SessionAccess": "crow_acp.session",
+    "SessionAccess": "crow_acp.api",
+    "Tool": "crow_acp.api",
+    "OffersCommands": "crow_acp.api",
+    "EndReason": "crow_acp.api",
+    "HookName": "crow_acp.api",
     "Config": "crow_acp.config",
     "load_config": "crow_acp.config",
     "FunctionTool": "crow_acp.tools",
-    "ToolContext": "crow_acp.tools",
+    "ToolContext": "crow_acp.api",
     "ToolResult": "crow_acp.events",
     "ToolView": "crow_acp.events",
     "MultiAgent": "crow_acp.multi",
@@ -45,29 +50,34 @@ if TYPE_CHECKING:
     from .agent import AcpAgent
     from .config import Config, load_config
     from .events import ToolResult, ToolView
-    from .hooks import (
+    from .api import (
         AfterToolArgs,
         Allow,
         Answer,
         BeforeToolArgs,
         BeginSessionArgs,
         CrowCallbacks,
+        EndReason,
         EndSessionArgs,
         EndTurnArgs,
+        HookName,
+        OffersCommands,
         PostResponseArgs,
         PreRequestArgs,
         Refuse,
         Rewrite,
         SlashCommand,
         StopReason,
+        Tool,
         ToolCallInfo,
+        ToolContext,
         ToolDecision,
     )
     from .tool_gate import permission_policy
     from .multi import MultiAgent
     from .serve import serve
     from .session import SessionAccess
-    from .tools import FunctionTool, ToolContext
+    from .tools import FunctionTool
 
 
 def __getattr__(name: str) -> Any:

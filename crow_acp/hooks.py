@@ -1,17 +1,5 @@
-"""The hook lists, what each one passes, and how they run.
+"""How the hook lists run. What each list is and passes is declared in api.py.
 
-    begin_session   once per new or loaded session               BeginSessionArgs
-    pre_request     before every model call                      PreRequestArgs
-    post_response   after every model response                   PostResponseArgs
-    before_tool     before each tool call, before permission     BeforeToolArgs  -> ToolDecision | None
-    after_tool      after each tool call, before it is recorded  AfterToolArgs   -> ToolResult | str | None
-    end_turn        once per prompt, also after cancel or error  EndTurnArgs
-    end_session     a session is closed, evicted, or crow stops  EndSessionArgs
-
-A callback is `async def cb(session: SessionAccess, **kwargs)`; plain functions work too. The
-kwargs are the TypedDict of its list, so a typed callback reads
-`async def cb(session: SessionAccess, **kwargs: Unpack[EndTurnArgs])`. Every list passes `hook`,
-the list's name, so a callback in several lists knows which one called it.
 Callbacks run in list order. One that raises is logged and reported, and the turn goes on (a
 before_tool callback that raises refuses the call: a broken guard must not let a call through).
 A callback may carry slash commands in a `commands` attribute (a list of SlashCommand, see
@@ -23,173 +11,43 @@ from __future__ import annotations
 import inspect
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, Sequence, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .events import ToolKind, ToolResult, Usage
+from .api import (  # the declarations live in api.py; re-exported for crow's own modules
+    AfterToolArgs,
+    Allow,
+    Answer,
+    BeforeToolArgs,
+    BeginSessionArgs,
+    Callback,
+    CrowCallbacks,
+    EndReason,
+    EndSessionArgs,
+    EndTurnArgs,
+    HOOKS,
+    HookName,
+    OffersCommands,
+    PostResponseArgs,
+    PreRequestArgs,
+    Refuse,
+    Rewrite,
+    SlashCommand,
+    StopReason,
+    ToolCallInfo,
+    ToolDecision,
+)
 
 if TYPE_CHECKING:
     from .session import SessionAccess
 
 log = logging.getLogger(__name__)
 
-Callback = Callable[..., Awaitable[Any] | Any]
-
-HookName = Literal[
-    "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
+__all__ = [
+    "AfterToolArgs", "Allow", "Answer", "BeforeToolArgs", "BeginSessionArgs", "Callback", "CrowCallbacks", "EndReason",
+    "EndSessionArgs", "EndTurnArgs", "HOOKS", "HookName", "OffersCommands", "Outcome", "PostResponseArgs",
+    "PreRequestArgs", "Refuse", "Rewrite", "SlashCommand", "StopReason", "ToolCallInfo", "ToolDecision",
+    "call_returning", "call_user_code", "callback_name", "report_failure", "run_hooks",
 ]
-StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-"""An ACP stop reason, or "error" when the turn failed (the editor then got a JSON-RPC error)."""
-EndReason = Literal["closed", "evicted", "shutdown"]
-
-
-@dataclass(frozen=True)
-class ToolCallInfo:
-    """One tool call as a before_tool / after_tool callback sees it (the tool's own description included)."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    """The arguments as the model sent them, or as an earlier before_tool callback rewrote them."""
-    title: str
-    kind: ToolKind
-    read_only: bool
-    """What the tool says about itself: a claim, not a proof (plan mode does not trust it alone)."""
-    description: str = ""
-    locations: tuple[str, ...] = ()
-
-
-class BeginSessionArgs(TypedDict):
-    hook: Literal["begin_session"]
-    loaded: bool
-    """True when the session came back from the store (session/load or resume)."""
-
-
-class PreRequestArgs(TypedDict):
-    hook: Literal["pre_request"]
-    step: int
-    """The model call's index within the turn, from 0."""
-
-
-class PostResponseArgs(TypedDict):
-    hook: Literal["post_response"]
-    response: dict[str, Any] | None
-    """The assistant message recorded (None when the model said nothing)."""
-    usage: Usage | None
-    finish_reason: str | None
-    step: int
-
-
-class BeforeToolArgs(TypedDict):
-    hook: Literal["before_tool"]
-    call: ToolCallInfo
-
-
-class AfterToolArgs(TypedDict):
-    hook: Literal["after_tool"]
-    call: ToolCallInfo
-    result: ToolResult
-    ran: bool
-    """False when no tool ran: a refusal, an Answer from before_tool, bad arguments, an unknown tool."""
-
-
-class EndTurnArgs(TypedDict):
-    hook: Literal["end_turn"]
-    stop_reason: StopReason
-    error: str | None
-    command: str | None
-    """The slash command's name when the prompt was one (no model turn ran), else None."""
-
-
-class EndSessionArgs(TypedDict):
-    hook: Literal["end_session"]
-    reason: EndReason
-
-
-# What a before_tool callback returns (None means Allow()).
-@dataclass(frozen=True)
-class Allow:
-    """Let the call go on to the next step (the next guard, then the permission policy)."""
-
-
-@dataclass(frozen=True)
-class Refuse:
-    """Do not run the call; the model gets `reason` as the tool's error result."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """Go on with these arguments instead; later steps, the permission prompt and the tool see them."""
-
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """Do not run the tool: this is its result (a cache hit, a canned reply). Nobody is asked."""
-
-    result: ToolResult | str
-
-
-ToolDecision = Allow | Refuse | Rewrite | Answer
-
-
-class CrowCallbacks(BaseModel):
-    """The hook lists of the session lifecycle (see the module docstring for what each passes)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    begin_session: list[Callback] = Field(default_factory=list)
-    """Once per new or loaded session, before its first prompt."""
-    pre_request: list[Callback] = Field(default_factory=list)
-    """Before every model call (after the user message is recorded)."""
-    post_response: list[Callback] = Field(default_factory=list)
-    """After every model response is recorded, before its tool calls run."""
-    before_tool: list[Callback] = Field(default_factory=list)
-    """Before each tool call: return Allow, Refuse, Rewrite or Answer (None is Allow). The permission
-    policy runs after these unless the list holds `permission_policy` (crow_acp.tool_gate) elsewhere."""
-    after_tool: list[Callback] = Field(default_factory=list)
-    """After each tool call: return a ToolResult (or text) to replace the result, or None to keep it."""
-    end_turn: list[Callback] = Field(default_factory=list)
-    """Once per prompt, after the turn, before control returns to the user."""
-    end_session: list[Callback] = Field(default_factory=list)
-    """When a session is closed, evicted from memory, or the agent shuts down: free per-session state."""
-
-    def copy_lists(self) -> CrowCallbacks:
-        """A copy with new lists (model_copy is shallow and would share them)."""
-        return CrowCallbacks(**{name: list(getattr(self, name)) for name in HOOKS})
-
-    def all(self) -> list[Callback]:
-        return [callback for name in HOOKS for callback in getattr(self, name)]
-
-    def __add__(self, other: CrowCallbacks) -> CrowCallbacks:
-        return CrowCallbacks(**{name: getattr(self, name) + getattr(other, name) for name in HOOKS})
-
-
-HOOKS: tuple[HookName, ...] = (
-    "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
-)
-
-
-@runtime_checkable
-class OffersCommands(Protocol):
-    """A callback that brings slash commands: crow offers them in every session of the agent."""
-
-    commands: Sequence[SlashCommand]
-
-
-@dataclass(frozen=True)
-class SlashCommand:
-    """A command the editor offers after `/`; the handler runs instead of a model turn."""
-
-    name: str
-    description: str
-    handler: Callable[..., Awaitable[str | None]]
-    """`async def handler(session: SessionAccess, argument: str) -> str | None`; the text is shown."""
-    hint: str | None = None
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Tools the model can call: the Tool protocol, plain function tools, and name sanitizing.
+"""Tools the model can call: plain function tools and name sanitizing (the Tool protocol is in api.py).
 
 MCP tools (mcp_host.py) and crow's own tools (editor files and terminals, load_skill, plans)
 all meet the same Protocol, so the loop treats them alike.
@@ -9,43 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable
 
+from .api import Tool, ToolContext  # declared in api.py; re-exported here
 from .events import ToolKind, ToolResult, ToolView
-
-if TYPE_CHECKING:
-    from .session import SessionAccess
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$
-
-
-@dataclass
-class ToolContext:
-    """What a running tool may use: the session view, and the editor client when one is attached."""
-
-    session: SessionAccess
-    call_id: str
-    client: Any = None
-    """The ACP client connection (fs/*, terminal/*), or None when crow runs without an editor."""
-    client_capabilities: Any = None
-
-
-class Tool(Protocol):
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    read_only: bool
-    timeout: float | None
-    """Seconds the loop allows a call; None means the configured tool timeout."""
-
-    def view(self, arguments: dict[str, Any]) -> ToolView: ...
-
-    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
-
-    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
-        """What a call would do, without doing it (None: nothing to show). Its content (a diff) goes
-        into the permission request; an error result ends the call before anyone is asked."""
 
 
 Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult | str]]
