@@ -10,9 +10,10 @@ from crow_acp.hooks import CrowCallbacks
 def default_callbacks(config: Config | None = None) -> CrowCallbacks:
     """The default prompt, skills and compaction callbacks (each package adds its part here)."""
     from crow_acp.editor import editor_tools
+    from crow_acp.plan_tool import plan_tool_callback
     from crow_compact import compact_from_config
 
-    callbacks = CrowCallbacks(begin_session=[editor_tools()])
+    callbacks = CrowCallbacks(begin_session=[editor_tools(), plan_tool_callback()])
     callbacks += _skills_and_prompt(config)
     compact = compact_from_config(config)
     # First in pre_request: the prompt and skills callbacks after it rebuild what a compaction removed

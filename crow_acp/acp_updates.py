@@ -44,6 +44,8 @@ from .events import (
 from .hooks import SlashCommand
 from .history import EntryMeta, StoredMessage, ToolDisplay
 from .images import replayed_blocks
+from .plan_tool import NAME as PLAN_TOOL
+from .plan_tool import parse_plan
 
 COMPACTED_MARKER = "Context compacted"
 
@@ -170,6 +172,11 @@ def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
         locations=_locations(tool.locations),
         content=content,
     )
+    if tool.name == PLAN_TOOL and tool.status == "completed":  # the plan panel as it was then
+        try:
+            yield event_update(PlanUpdated("", tuple(parse_plan(tool.raw_input))))
+        except ValueError:  # another tool by that name (a plugin's): nothing to show
+            pass
 
 
 def _text(content: Any) -> str:

@@ -20,6 +20,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    ForkSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
@@ -28,6 +29,7 @@ from acp.schema import (
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -45,6 +47,8 @@ from .hooks import CrowCallbacks, EndReason, OffersCommands, SlashCommand, call_
 from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
+from .fork import copy_session
+from .titles import name_session
 from .mcp_host import McpHost, server_specs
 from .mcp_live import all_commands, report_failures, wait_for_servers
 from .mcp_live import attach as attach_mcp
@@ -126,6 +130,7 @@ class AcpAgent(SessionControl):
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     close=SessionCloseCapabilities(),
+                    fork=SessionForkCapabilities(),
                     resume=SessionResumeCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
@@ -163,6 +168,15 @@ class AcpAgent(SessionControl):
     ) -> Any:
         await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
+
+    async def fork_session(
+        self, session_id: str, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> Any:
+        """A new session with this one's history so far, independent from then on."""
+        check_directories(cwd, additional_directories)
+        fork_id = copy_session(self.store, session_id, cwd, additional_directories)
+        await self._reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
+        return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         sessions = [
@@ -284,6 +298,8 @@ class AcpAgent(SessionControl):
         await self._emit(TurnFinished(session.id, stop))
         if title := session.take_title(text):
             await self._emit(TitleChanged(session.id, title))
+            if self.config.titles.enabled:  # a better one from the model, in the background
+                self._spawn(name_session(session, text, self.models, self.config.titles))
 
     async def _run_command(self, session: Session, command: SlashCommand, text: str) -> str:
         try:

@@ -86,6 +86,13 @@ def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+def _is_title_request(req: dict) -> bool:
+    from .titles import TITLE_PROMPT
+
+    messages = req.get("messages")
+    return isinstance(messages, list) and bool(messages) and isinstance(messages[0], dict) and messages[0].get("content") == TITLE_PROMPT
+
+
 async def _write_chunk(writer: Writer, data: bytes) -> None:
     # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -101,6 +108,9 @@ class ScriptedModel:
     ) -> None:
         self.default, self.model = default, model
         self.requests: list[dict] = []
+        self.title_requests: list[dict] = []
+        self.titles: Entry | None = None
+        """The answer to crow's title side calls; None answers 400, so sessions keep the prompt's title."""
         self.headers: list[dict] = []
         self._script: deque[Entry] = deque(script)
         self._lock = threading.Lock()
@@ -247,10 +257,14 @@ class ScriptedModel:
         if not isinstance(req, dict):
             await self._send_json(writer, 400, _error_body(400, "body must be a JSON object"), keep)
             return keep
-        with self._lock:
-            self.requests.append(req)
-            self.headers.append(headers)
-        entry = await self._next_entry(req)
+        if _is_title_request(req):  # crow's side call for a session title: outside the script
+            self.title_requests.append(req)
+            entry = await self._answer(self.titles or Fault(400, "this scripted model writes no titles"), req)
+        else:
+            with self._lock:
+                self.requests.append(req)
+                self.headers.append(headers)
+            entry = await self._next_entry(req)
         stream = bool(req.get("stream"))
         if isinstance(entry, Fault):
             return await self._fault(writer, entry, req, stream, keep)
@@ -266,6 +280,9 @@ class ScriptedModel:
             entry = self._script.popleft() if self._script else self.default
         if entry is None:
             return Fault(500, "script exhausted")
+        return await self._answer(entry, req)
+
+    async def _answer(self, entry: Entry, req: dict) -> Reply | Fault:
         if isinstance(entry, (Reply, Fault)):
             return entry
         try:
