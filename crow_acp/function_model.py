@@ -34,7 +34,7 @@ from .config import ModelProfile
 from .errors import ModelError
 from .events import Usage
 from .llm import CUT_OFF, Finish, ReasoningChunk, StreamDelta, TextChunk, ToolCallChunk
-from .testing import Fault, Reply
+from .testing import Fault, Reply, is_title_request
 
 if TYPE_CHECKING:
     from .agent import AcpAgent
@@ -64,6 +64,9 @@ class FunctionModel:
         self.profile = profile or ModelProfile(model="function-model")
         self.requests: list[Request] = []
         """Every request, in order; messages are copies taken when the call was made."""
+        self.title_requests: list[Request] = []
+        self.titles: Reply | Fault | None = None
+        """The answer to crow's title side calls; None fails them, so sessions keep the prompt's title."""
         self._call_ids = itertools.count(1)
 
     def add(self, *entries: Entry) -> None:
@@ -92,8 +95,11 @@ class FunctionModel:
             raise ModelError(CUT_OFF)
 
     async def complete(self, messages: list[dict]) -> str:
-        request = self._request(messages, [], stream=False)
-        answer = await self._answer(request)
+        if is_title_request({"messages": messages}):  # crow's title side call: outside the script
+            self.title_requests.append({"messages": messages})
+            answer: Answer = self.titles or Fault(400, "this scripted model writes no titles")
+        else:
+            answer = await self._answer(self._request(messages, [], stream=False))
         if isinstance(answer, Fault):
             await _fail(answer)
         if isinstance(answer, str):

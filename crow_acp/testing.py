@@ -86,7 +86,7 @@ def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def _is_title_request(req: dict) -> bool:
+def is_title_request(req: dict) -> bool:
     from .titles import TITLE_PROMPT
 
     messages = req.get("messages")
@@ -257,7 +257,7 @@ class ScriptedModel:
         if not isinstance(req, dict):
             await self._send_json(writer, 400, _error_body(400, "body must be a JSON object"), keep)
             return keep
-        if _is_title_request(req):  # crow's side call for a session title: outside the script
+        if is_title_request(req):  # crow's side call for a session title: outside the script
             self.title_requests.append(req)
             entry = await self._answer(self.titles or Fault(400, "this scripted model writes no titles"), req)
         else:
