@@ -26,7 +26,7 @@ MAX_LINE_BYTES = 2000
 """A longer line is cut with a marker (minified files, logs): one line must not fill the answer."""
 MAX_EDIT_BYTES = 5_000_000
 """Files edited or replaced are read whole (for the diff and the replacement): larger ones are refused."""
-CHUNK = 1 << 16
+CHUNK = 1 << 20
 
 
 @dataclass

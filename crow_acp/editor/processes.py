@@ -18,8 +18,9 @@ import signal
 
 log = logging.getLogger(__name__)
 
-WATCHDOG = 'read line; [ "$line" = done ] || kill -KILL -- "-$1" 2>/dev/null'
-"""$1 is the process group. `read` fails at end-of-file with an empty line: crow is gone."""
+WATCHDOG = 'read line; [ "$line" = done ] || exec env kill -KILL -- "-$1" 2>/dev/null'
+"""$1 is the process group. `read` fails at end-of-file with an empty line: crow is gone. The kill
+binary, not the shell's builtin: dash's cannot signal a process group."""
 
 _running: dict[int, asyncio.subprocess.Process] = {}
 """Process group id -> its leader, for every local command now running."""
