@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from acp import PROTOCOL_VERSION
 from helpers import TESTS, crow_env, run_crow
 
 import crow_acp.models
@@ -68,7 +69,7 @@ def functions(**scripts: Any) -> dict[str, FunctionModel]:
 
 @asynccontextmanager
 async def in_process(client: Any, factory: str, home: Path, models: dict[str, FunctionModel], monkeypatch: Any,
-                     env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+                     env: dict[str, str] | None = None, capabilities: Any = None) -> AsyncIterator[Any]:
     """The same graph as `serve`, built and driven in this process: each agent's model is its FunctionModel.
 
     Agents are made by tests/agents/multi_agents.py from configs whose model is "scripted-<name>";
@@ -88,6 +89,7 @@ async def in_process(client: Any, factory: str, home: Path, models: dict[str, Fu
     monkeypatch.setattr(crow_acp.models, "OpenAIModelClient", client_for)
     agent = load_agent(f"{AGENTS}:{factory}", None)
     agent.on_connect(client)
+    await agent.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
     try:
         yield agent
     finally:

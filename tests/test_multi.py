@@ -1,6 +1,9 @@
-"""MultiAgent over ACP: a→b→c chains from presets, attribution, cancel, and session/load of a graph.
+"""MultiAgent: a→b→c chains from presets, attribution, cancel, and session/load of a graph.
 
-Each agent has its own scripted model, so the tests can say exactly which agent saw what.
+Each agent has its own scripted model, so the tests can say exactly which agent saw what. The chain
+and cancel logic runs in process (FunctionModel per agent, a RecordingClient as the editor); what
+needs the wire or a second process (updates held until the editor knows the session, reload after
+the process is gone) runs `crow acp --agent` over stdio.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import anyio
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, ReadTextFileResponse
 from helpers import RecordingClient, text
-from multi_support import all_text, last_user, read_log, scripted, serve, titles
+from multi_support import all_text, functions, in_process, last_user, read_log, scripted, serve, titles
 
 from crow_acp.testing import Reply, ToolCall
 
@@ -50,11 +53,12 @@ def chain_scripts() -> dict[str, list]:
     }
 
 
-async def test_chain_runs_a_then_b_then_c_once_each_with_summaries_and_attribution(crow_home, tmp_path):
+async def test_chain_runs_a_then_b_then_c_once_each_with_summaries_and_attribution(crow_home, tmp_path, monkeypatch):
     log = tmp_path / "multi.jsonl"
     client = FsClient()
-    async with scripted(**chain_scripts()) as models, serve(
-        client, "build", crow_home, models, env={"MULTI_LOG": str(log)}, capabilities=FS_CAPS
+    models = functions(**chain_scripts())
+    async with in_process(
+        client, "build", crow_home, models, monkeypatch, env={"MULTI_LOG": str(log)}, capabilities=FS_CAPS
     ) as conn:
         with anyio.fail_after(60):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
@@ -94,14 +98,15 @@ async def test_chain_runs_a_then_b_then_c_once_each_with_summaries_and_attributi
     assert boards == [{"event": "board", "session": boards[0]["session"], "blackboard": {"coder_turns": 1}, "private": None}]
 
 
-async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path):
+async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path, monkeypatch):
     scripts = {
         "coder": [Reply(text="CODE-DONE")],
         "reviewer": [Reply(text="slow review", first_delay=30), Reply(text="REVIEW-2")],
         "tester": [Reply(text="TESTS")],
     }
     client = RecordingClient()
-    async with scripted(**scripts) as models, serve(client, "build", crow_home, models) as conn:
+    models = functions(**scripts)
+    async with in_process(client, "build", crow_home, models, monkeypatch) as conn:
         with anyio.fail_after(60):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             async with anyio.create_task_group() as group:
@@ -112,7 +117,8 @@ async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path):
 
                 group.start_soon(run)
                 await client.wait_for(lambda c: ("coder → reviewer", "in_progress") in titles(c))
-                await anyio.sleep(0.3)  # the reviewer's model call is under way
+                while not models["reviewer"].requests:  # the reviewer's model call is under way
+                    await anyio.sleep(0.01)
                 await conn.cancel(session_id=sid)
             assert result["first"].stop_reason == "cancelled"
             assert len(models["reviewer"].requests) == 1 and models["tester"].requests == []
@@ -189,10 +195,10 @@ async def test_members_updates_wait_for_the_editor_to_know_the_session(crow_home
     assert client.update_sessions == {sid}
 
 
-async def test_unknown_session_load_is_an_error(crow_home, tmp_path):
+async def test_unknown_session_load_is_an_error(crow_home, tmp_path, monkeypatch):
     from acp import RequestError
 
-    async with scripted(**chain_scripts()) as models, serve(RecordingClient(), "build", crow_home, models) as conn:
+    async with in_process(RecordingClient(), "build", crow_home, functions(**chain_scripts()), monkeypatch) as conn:
         with anyio.fail_after(30), pytest.raises(RequestError) as error:
             await conn.load_session(cwd=str(tmp_path), session_id="no-such-session", mcp_servers=[])
     assert error.value.code == -32002

@@ -1,12 +1,14 @@
-"""Prompt and skills through `crow acp` over stdio: what reached the model, and what the editor saw."""
+"""Prompt and skills through the default agent, in process: what reached the model, and what the editor saw."""
 
 from __future__ import annotations
 
 import pytest
 
-from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from crow_acp.function_model import FunctionModel
+from crow_acp.testing import Reply, ToolCall
 
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import RecordingClient, text
+from inproc import crow
 
 
 @pytest.fixture
@@ -25,7 +27,7 @@ def skill_wrappers(request: dict, name: str) -> list[dict]:
 
 
 @pytest.mark.anyio
-async def test_prompt_context_catalog_triggers_load_skill_and_the_skills_command(tmp_path):
+async def test_prompt_context_catalog_triggers_load_skill_and_the_skills_command(tmp_path, monkeypatch):
     project, crow_home = tmp_path / "project", tmp_path / "crow-home"
     write(project / "AGENTS.md", "Always answer in haiku.")
     write(
@@ -42,16 +44,17 @@ async def test_prompt_context_catalog_triggers_load_skill_and_the_skills_command
         Reply("again"),
     ]
     client = RecordingClient()
-    with ScriptedModel(script, default=Reply("extra")) as model:
-        env = crow_env(crow_home, model.base_url, HOME=str(tmp_path / "user"))  # the machine's ~/.agents stays out
-        async with run_crow(client, env, cwd=str(project)) as (conn, _):
-            sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
-            for words in ("hi", "Please rebase onto main", "now read the report", "GIT push too"):
-                assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
-            before = len(client.updates)
-            await conn.prompt(session_id=sid, prompt=[text("/skills")])
-            listing = "".join(u.content.text for u in client.updates[before:] if u.session_update == "agent_message_chunk")
-        requests = model.requests
+    model = FunctionModel(script, default=Reply("extra"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # the machine's ~/.agents stays out
+    monkeypatch.chdir(project)
+    async with crow(crow_home, model, monkeypatch, client) as conn:
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        for words in ("hi", "Please rebase onto main", "now read the report", "GIT push too"):
+            assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
+        before = len(client.updates)
+        await conn.prompt(session_id=sid, prompt=[text("/skills")])
+        listing = "".join(u.content.text for u in client.updates[before:] if u.session_update == "agent_message_chunk")
+    requests = model.requests
 
     assert len(requests) == 5  # /skills ran without the model
     system = requests[0]["messages"][0]
