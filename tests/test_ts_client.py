@@ -1,0 +1,73 @@
+"""`crow acp` driven by the TypeScript ACP SDK (@agentclientprotocol/sdk), the client editors embed:
+config options (model, thinking level, mode), the older mode API, a prompt, cost, and fork.
+
+The SDK is installed by `.ci/run` (npm ci in tests/ts_client); this test runs offline after that.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import crow_env, write_config
+
+from crow_acp.testing import Reply, ScriptedModel
+
+CLIENT = Path(__file__).resolve().parent / "ts_client"
+PROFILES = """
+model = "thinker"
+[models.thinker]
+model = "thinker-id"
+reasoning = true
+input_price = 2.0
+output_price = 8.0
+[models.plain]
+model = "plain-id"
+"""
+
+
+def run_client(env: dict[str, str]) -> dict:
+    node = shutil.which("node")
+    assert node, "node is needed for the TypeScript SDK test (.ci/run installs it)"
+    assert (CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir(), "run: npm ci --prefix tests/ts_client"
+    done = subprocess.run([node, str(CLIENT / "client.mjs")], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_typescript_sdk_sees_and_sets_the_config_options(crow_home, tmp_path):
+    write_config(crow_home, PROFILES)
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}
+    with ScriptedModel(default=Reply(text="hi from crow", usage=usage)) as model:
+        env = crow_env(crow_home, model.base_url)
+        env |= {"CROW_COMMAND": json.dumps([sys.executable, "-m", "crow", "acp"]), "CROW_CWD": str(tmp_path)}
+        seen = run_client(env)
+
+    caps = seen["capabilities"]
+    assert caps["promptCapabilities"]["image"] is True and "fork" in caps["sessionCapabilities"]
+    created = seen["created"]["options"]
+    assert created["model"] == {"category": "model", "current": "thinker", "values": ["thinker", "plain"]}
+    assert created["thought_level"] == {"category": "thought_level", "current": "medium", "values": ["low", "medium", "high"]}
+    assert created["mode"]["category"] == "mode" and created["mode"]["current"] == "ask"
+    assert set(created["mode"]["values"]) == {"ask", "accept_edits", "plan", "full_access"}
+    assert seen["created"]["modes"]["currentModeId"] == "ask"
+
+    assert seen["thought"]["thought_level"]["current"] == "high"
+    assert seen["plan"]["mode"]["current"] == "plan"
+    assert seen["badThought"] == seen["badMode"] == -32602
+    assert seen["stopReason"] == "end_turn"
+    assert "thought_level" not in seen["plain"]  # the plain profile does not reason: no picker
+    assert seen["fork"]["different"] and seen["fork"]["options"]["mode"]["current"] == "accept_edits"
+    assert seen["listed"] == 2
+
+    kinds = [u["sessionUpdate"] for u in seen["updates"]]
+    modes = [u["currentModeId"] for u in seen["updates"] if u["sessionUpdate"] == "current_mode_update"]
+    assert modes[-1] == "accept_edits"  # session/set_mode, the older API, is acknowledged too
+    assert "config_option_update" in kinds
+    [usage_update] = [u for u in seen["updates"] if u["sessionUpdate"] == "usage_update"]
+    assert usage_update["cost"] == {"amount": 0.006, "currency": "USD"} and usage_update["size"] == 128000
+    assert "".join(u["content"]["text"] for u in seen["updates"] if u["sessionUpdate"] == "agent_message_chunk") == "hi from crow"
+    assert model.requests[0]["reasoning_effort"] == "high"
