@@ -62,6 +62,7 @@ from .session_options import MODE_OPTION, SessionOptions, mode_command, options_
 from .session_pool import Opening, SessionPool, end_session
 from .history_rules import repair_entries
 from .store import SessionRecord, SqliteStore
+from .text_repair import repair_stored
 from .wire import check_directories
 
 log = logging.getLogger(__name__)
@@ -340,7 +341,7 @@ class AcpAgent(SessionControl):
     def _stored_entries(self, session_id: str) -> list[StoredMessage]:
         if self.store.get(session_id) is None:
             raise RequestError.resource_not_found(session_id)
-        return self.store.messages(session_id)
+        return repair_stored(self.store, session_id, self.store.messages(session_id))
 
     async def _reopen(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool

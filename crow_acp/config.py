@@ -124,7 +124,11 @@ class Timeouts(Section):
     mcp_call: float = Field(120.0, gt=0)
     """Seconds one tool call may take."""
     model: float = Field(600.0, gt=0)
-    """Seconds one model request may take (also the read timeout of a stream)."""
+    """Seconds one whole model request may take: from sending it (retries included) to its last chunk."""
+    model_first_byte: float = Field(300.0, gt=0)
+    """Seconds from sending a model request (retries included) until its reply's first chunk arrives."""
+    model_idle: float = Field(120.0, gt=0)
+    """Seconds a streaming reply may go without a chunk."""
 
 
 class CompactionConfig(Section):

@@ -10,15 +10,22 @@ This is the only module that imports openai, and it does so on first use: `crow 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
+
+import anyio
 
 from .config import Config, ModelProfile
 from .errors import ModelError
 from .events import Usage
+from .model_limits import Deadline, StreamRepair
+from .text_repair import clean_text, cleaned_copy
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,8 @@ class OpenAIModelClient:
                 api_key=self.config.api_key(),
                 base_url=self.profile.base_url,
                 max_retries=self.config.max_retries,
-                timeout=self.config.timeouts.model,
+                # Per attempt: a request whose reply has not begun by then is retried; model_limits bounds the rest.
+                timeout=self.config.timeouts.model_first_byte,
             )
         return self._client
 
@@ -122,32 +130,58 @@ class OpenAIModelClient:
     ) -> AsyncIterator[StreamDelta]:
         import openai
 
-        started = finished = False
+        limits = self.config.timeouts
+        deadline = Deadline(limits.model_first_byte, limits.model_idle, limits.model)
+        repair, started, finished, stream = StreamRepair(), False, False, None
         try:
             body = {**self._params(messages, tools, reasoning_effort), **self.profile.extra_body}
-            stream = await self._post({**body, "stream": True, "stream_options": {"include_usage": True}})
-            async for chunk in stream:
+            stream = await deadline.wait(self._post_valid({**body, "stream": True, "stream_options": {"include_usage": True}}))
+            while True:
+                try:
+                    chunk = await deadline.next_chunk(stream)
+                except StopAsyncIteration:
+                    break
                 started = True
-                for delta in _deltas(chunk):
+                for delta in _deltas(chunk, repair):
                     finished = finished or isinstance(delta, Finish)
                     yield delta
         except openai.APIError as exc:
             if started and not finished:
                 raise ModelError(f"{CUT_OFF} ({exc.__cause__ or exc})") from exc
             raise ModelError(describe_api_error(exc, self.profile.base_url, self.profile.api_key_env)) from exc
+        except UnicodeDecodeError as exc:  # openai decodes SSE lines strictly: the reply is lost from here
+            raise ModelError(f"{CUT_OFF}: it sent bytes that are not UTF-8 ({exc.reason})") from exc
+        finally:
+            if stream is not None:
+                with anyio.CancelScope(shield=True):  # a timeout or a cancel: drop the connection now
+                    await stream.close()
         if not finished:
             raise ModelError(CUT_OFF)
 
+    async def _post_valid(self, body: dict[str, Any]) -> Any:
+        """POST the body; if some text in it is not valid Unicode, a repaired copy instead of failing forever."""
+        try:
+            return await self._post(body)
+        except UnicodeEncodeError:
+            log.warning("repaired invalid Unicode in a model request")
+            return await self._post(cleaned_copy(body))
+
     async def complete(self, messages: list[dict]) -> str:
-        """A plain, non-streaming call (side prompts, summaries)."""
+        """A plain, non-streaming call (side prompts, summaries), bounded by timeouts.model."""
         import openai
 
+        limit = self.config.timeouts.model
         try:
             params = self._params(messages, [])
-            reply = await self._openai().chat.completions.create(**params, extra_body=self.profile.extra_body or None)
+            with anyio.fail_after(limit):  # the whole call, retries included
+                reply = await self._openai().chat.completions.create(
+                    **params, extra_body=self.profile.extra_body or None, timeout=limit
+                )
+        except TimeoutError as exc:
+            raise ModelError(f"The model's reply took longer than {limit:g} s (timeouts.model).") from exc
         except openai.APIError as exc:
             raise ModelError(describe_api_error(exc, self.profile.base_url, self.profile.api_key_env)) from exc
-        return (reply.choices[0].message.content or "") if reply.choices else ""
+        return clean_text(reply.choices[0].message.content or "") if reply.choices else ""
 
     async def close(self) -> None:
         """Close the HTTP connections; left to the garbage collector, they close on whatever loop runs then."""
@@ -156,23 +190,32 @@ class OpenAIModelClient:
             await client.close()
 
 
-def _deltas(chunk: dict[str, Any]) -> list[StreamDelta]:
+def _deltas(chunk: dict[str, Any], repair: StreamRepair) -> list[StreamDelta]:
     out: list[StreamDelta] = []
     if usage := chunk.get("usage"):
         out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek/vLLM, OpenRouter
-        if isinstance(reasoning, str) and reasoning:
+        if isinstance(reasoning, str) and (reasoning := repair.reasoning(reasoning)):
             out.append(ReasoningChunk(reasoning))
-        if content := delta.get("content"):
+        if isinstance(content := delta.get("content"), str) and (content := repair.text(content)):
             out.append(TextChunk(content))
         for call in delta.get("tool_calls") or ():
-            function = call.get("function") or {}
-            out.append(ToolCallChunk(call.get("index", 0), call.get("id"), function.get("name"), function.get("arguments") or ""))
+            function, index = call.get("function") or {}, call.get("index", 0)
+            arguments = repair.arguments(index, function.get("arguments") or "")
+            out.append(ToolCallChunk(index, repair.name(call.get("id")), repair.name(function.get("name")), arguments))
         if reason := choice.get("finish_reason"):
+            out += _leftovers(repair)  # a lone half held back at the very end: U+FFFD, before the finish
             out.append(Finish(reason))
     return out
+
+
+def _leftovers(repair: StreamRepair) -> list[StreamDelta]:
+    text, reasoning, arguments = repair.leftovers()
+    out: list[StreamDelta] = [ReasoningChunk(reasoning)] if reasoning else []
+    out += [TextChunk(text)] if text else []
+    return out + [ToolCallChunk(index, None, None, piece) for index, piece in arguments.items()]
 
 
 def describe_api_error(exc: Exception, base_url: str | None, key_env: str = "OPENAI_API_KEY") -> str:

@@ -23,6 +23,7 @@ from .hooks import SlashCommand
 from .mcp_host import McpHost
 from .history import EntryMeta, StoredMessage, ToolDisplay
 from .store import SessionStore
+from .text_repair import clean_meta, clean_value, repair
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -76,14 +77,15 @@ class Session:
 
     def record(self, message: dict[str, Any], meta: EntryMeta | None = None) -> StoredMessage:
         """Append a message to the history and the store at once."""
-        entry = StoredMessage(message, meta or EntryMeta())
+        repair(message)  # tool results, MCP text and callbacks' messages reach the store valid
+        entry = StoredMessage(message, clean_meta(meta or EntryMeta()))
         entry.row_id = self.store.append(self.id, entry)
         self.history.append(entry)
         return entry
 
     def update_meta(self, entry: StoredMessage, meta: EntryMeta) -> None:
         """Change an entry's metadata in memory and in the store at once."""
-        entry.meta = meta
+        entry.meta = meta = clean_meta(meta)
         if entry.row_id is not None:
             self.store.update_extra(entry.row_id, meta.to_json())
 
@@ -182,12 +184,12 @@ class SessionAccess:
     def set_context(self, key: str, value: Any) -> None:
         """Store a JSON-serializable value with the session; it survives restarts."""
         json.dumps(value)  # fail here, with the caller on the stack, not later in the store
-        self._s.context[key] = value
+        self._s.context[key] = clean_value(value)
         self._s.save()
 
     def set_system_prompt(self, text: str) -> None:
         """Replace the system message (the first message), or insert it."""
-        history = self._s.history
+        history, text = self._s.history, clean_value(text)
         if history and history[0].message["role"] == "system":
             history[0].message = {"role": "system", "content": text}
             self._s.store.replace(history[0].row_id, history[0].message)

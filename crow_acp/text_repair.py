@@ -12,9 +12,11 @@ become the one character they encode; a lone half becomes U+FFFD.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-REPLACEMENT = "\ufffd"
+if TYPE_CHECKING:
+    from .history import EntryMeta, StoredMessage
+    from .store import SessionStore
 
 
 def clean_text(text: str) -> str:
@@ -35,25 +37,52 @@ def clean_value(value: Any) -> Any:
     """
     if isinstance(value, str):
         return clean_text(value)
-    stack: list[Any] = [value]
+    repair(value)
+    return value
+
+
+def repair(value: Any) -> bool:
+    """Clean every string inside a list or dict in place; whether anything needed it."""
+    changed, stack = False, [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, list):
-            for index, child in enumerate(node):
-                if isinstance(child, str):
-                    node[index] = clean_text(child)
-                elif isinstance(child, (list, dict)):
-                    stack.append(child)
-        elif isinstance(node, dict):
-            for key, child in list(node.items()):
-                if isinstance(key, str) and (fixed := clean_text(key)) is not key:
-                    del node[key]
-                    node[key := fixed] = child
-                if isinstance(child, str):
-                    node[key] = clean_text(child)
-                elif isinstance(child, (list, dict)):
-                    stack.append(child)
-    return value
+        items = list(enumerate(node)) if isinstance(node, list) else list(node.items()) if isinstance(node, dict) else []
+        for key, child in items:
+            if isinstance(key, str) and (fixed_key := clean_text(key)) is not key:
+                del node[key]
+                node[key := fixed_key] = child
+                changed = True
+            if isinstance(child, str):
+                if (fixed := clean_text(child)) is not child:
+                    node[key], changed = fixed, True
+            elif isinstance(child, (list, dict)):
+                stack.append(child)
+    return changed
+
+
+def clean_meta(meta: EntryMeta) -> EntryMeta:
+    """Entry metadata with valid Unicode (reasoning, prompt blocks, tool display): the same when valid."""
+    from .history import EntryMeta
+
+    data = meta.to_json()
+    return EntryMeta.from_json(data) if repair(data) else meta
+
+
+def repair_stored(store: SessionStore, session_id: str, entries: list[StoredMessage]) -> list[StoredMessage]:
+    """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
+    for entry in entries:
+        if repair(entry.message) and entry.row_id is not None:
+            store.replace(entry.row_id, entry.message)
+        if (meta := clean_meta(entry.meta)) is not entry.meta:
+            entry.meta = meta
+            if entry.row_id is not None:
+                store.update_extra(entry.row_id, meta.to_json())
+    record = store.get(session_id)
+    if record is not None:
+        title = clean_text(record.title) if record.title else record.title
+        if repair(record.data) or title != record.title:
+            store.update(session_id, title=title, data=record.data)
+    return entries
 
 
 def cleaned_copy(value: Any) -> Any:
