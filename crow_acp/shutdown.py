@@ -90,9 +90,7 @@ async def _cancel(agent: Any, session_id: str) -> None:
 
 def _kill_commands() -> None:
     """Kill the process group of every local command still running (cancelled tools already did)."""
-    try:
-        from .editor.processes import kill_running_commands
-    except ImportError:  # before the process registry exists: cancelling each tool killed its group
-        return
+    from .editor.processes import kill_running_commands
+
     if killed := kill_running_commands():
         log.info("killed %d command process group(s) at shutdown", killed)
