@@ -33,8 +33,6 @@ from acp.schema import (
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
 )
 
 from . import __version__
@@ -43,7 +41,7 @@ from .acp_updates import AcpUpdates, commands_update, event_update, replay_updat
 from .config import Config, load_config
 from .errors import CommandError, CrowError
 from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
-from .hooks import CrowCallbacks, EndReason, OffersCommands, SlashCommand, call_user_code, run_hooks
+from .hooks import CrowCallbacks, OffersCommands, SlashCommand, call_user_code, run_hooks
 from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
@@ -58,8 +56,8 @@ from .prompt_input import PromptRefused, model_content, stored_blocks
 from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
-from .session_options import MODE_OPTION, SessionOptions, mode_command, options_updates
-from .session_pool import Opening, SessionPool, end_session
+from .session_options import OptionHandlers, SessionOptions, mode_command
+from .session_pool import Opening, SessionLifecycle, SessionPool, end_session
 from .history_rules import repair_entries
 from .store import SessionRecord, SqliteStore
 from .text_repair import repair_stored
@@ -70,7 +68,7 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
-class AcpAgent(SessionControl):
+class AcpAgent(SessionControl, OptionHandlers, SessionLifecycle):
     def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
@@ -196,32 +194,6 @@ class AcpAgent(SessionControl):
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
         await self._release(session_id, "closed")
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
-        """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
-        session = self._session(session_id)
-        self.options.apply(session, config_id, value)
-        await self._options_changed(session_id, mode=config_id == MODE_OPTION)
-        return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
-
-    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
-        """The older mode API: the same modes as the "mode" config option."""
-        self.options.apply(self._session(session_id), MODE_OPTION, mode_id)
-        await self._options_changed(session_id, mode=True)
-        return SetSessionModeResponse()
-
-    def config_options(self, session_id: str) -> list[Any]:
-        """The session's config options for the editor (session_options.py)."""
-        return self.options.build(self.sessions[session_id])
-
-    def _modes(self, session_id: str) -> Any:
-        return self.options.mode.state(self.sessions[session_id])
-
-    async def _options_changed(self, session_id: str, *, mode: bool) -> None:
-        if self.conn and session_id in self.sessions:
-            current = self.sessions[session_id]
-            for update in options_updates(self.options.build(current), self._modes(session_id) if mode else None):
-                await self.conn.session_update(session_id=session_id, update=update)
-
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""
         session = self.sessions.get(session_id)
@@ -313,31 +285,6 @@ class AcpAgent(SessionControl):
         return "end_turn"
 
     # Sessions: plumbing (the public methods on open sessions are SessionControl's, in agent_sessions.py)
-    async def _live(self, session_id: str) -> Session:
-        """The session in memory; one evicted for room is opened again, as it was."""
-        if session_id not in self.sessions and (opening := self.pool.evicted.get(session_id)):
-            await self._reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
-        self.pool.touch(session_id)
-        return self._session(session_id)
-
-    async def _release(self, session_id: str, reason: EndReason) -> None:
-        """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
-        session = self.sessions.get(session_id)
-        if session is None:
-            return
-        await self.cancel(session_id)
-        async with session.lock:  # the cancelled turn has wound down and recorded its results
-            if self.sessions.get(session_id) is not session:
-                return  # released meanwhile by someone else
-            self.sessions.pop(session_id)
-            self.pool.forget(session_id, evicted=reason == "evicted")
-            await session.mcp.close()
-        await end_session(self.callbacks, session, reason)
-
-    async def _evict(self, keep: str) -> None:
-        for session_id in self.pool.victims(self.sessions, keep):
-            await self._release(session_id, "evicted")
-
     def _stored_entries(self, session_id: str) -> list[StoredMessage]:
         if self.store.get(session_id) is None:
             raise RequestError.resource_not_found(session_id)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .history import EntryMeta, StoredMessage, ToolDisplay
 
@@ -101,10 +102,13 @@ def _answered_block(
         if not isinstance(call, dict):
             changed = True
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
         new_id = ids.claim(call.get("id"))
-        name = function.get("name") if isinstance(function.get("name"), str) and _NAME.fullmatch(function["name"]) else "invalid_tool_name"
-        fixed = {"id": new_id, "type": "function", "function": {"name": name, "arguments": object_arguments(function.get("arguments"))}}
+        name = function.get("name")
+        name = name if isinstance(name, str) and _NAME.fullmatch(name) else "invalid_tool_name"
+        arguments = object_arguments(function.get("arguments"))
+        fixed = {"id": new_id, "type": "function", "function": {"name": name, "arguments": arguments}}
         changed |= fixed != call
         fixed_calls.append(fixed)
         queue = results.get(str(call.get("id")), [])

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .api import (  # the declarations live in api.py; re-exported for crow's own modules
+    HOOKS,
     AfterToolArgs,
     Allow,
     Answer,
@@ -24,7 +26,6 @@ from .api import (  # the declarations live in api.py; re-exported for crow's ow
     EndReason,
     EndSessionArgs,
     EndTurnArgs,
-    HOOKS,
     HookName,
     OffersCommands,
     PostResponseArgs,
@@ -43,10 +44,33 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "AfterToolArgs", "Allow", "Answer", "BeforeToolArgs", "BeginSessionArgs", "Callback", "CrowCallbacks", "EndReason",
-    "EndSessionArgs", "EndTurnArgs", "HOOKS", "HookName", "OffersCommands", "Outcome", "PostResponseArgs",
-    "PreRequestArgs", "Refuse", "Rewrite", "SlashCommand", "StopReason", "ToolCallInfo", "ToolDecision",
-    "call_returning", "call_user_code", "callback_name", "report_failure", "run_hooks",
+    "HOOKS",
+    "AfterToolArgs",
+    "Allow",
+    "Answer",
+    "BeforeToolArgs",
+    "BeginSessionArgs",
+    "Callback",
+    "CrowCallbacks",
+    "EndReason",
+    "EndSessionArgs",
+    "EndTurnArgs",
+    "HookName",
+    "OffersCommands",
+    "Outcome",
+    "PostResponseArgs",
+    "PreRequestArgs",
+    "Refuse",
+    "Rewrite",
+    "SlashCommand",
+    "StopReason",
+    "ToolCallInfo",
+    "ToolDecision",
+    "call_returning",
+    "call_user_code",
+    "callback_name",
+    "report_failure",
+    "run_hooks",
 ]
 
 

@@ -31,6 +31,7 @@ from .events import (
     ToolCallRunning,
     ToolCallStarted,
     ToolResult,
+    ToolStatus,
     ToolView,
     Usage,
 )
@@ -136,7 +137,8 @@ async def run_turn(turn: Turn) -> str:
 
 async def stream_reply(session: Session) -> Reply:
     """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
-    reply, calls, message_id = Reply(), {}, uuid.uuid4().hex
+    reply, message_id = Reply(), uuid.uuid4().hex
+    calls: dict[int, PendingCall] = {}
     await session.mcp.settle()  # a tool list that changed during the last tool call
     tools = [openai_schema(tool) for tool in session.tools()]
     try:
@@ -245,7 +247,7 @@ async def _outcome(
 async def _finish(session: Session, call: PendingCall, result: ToolResult, done: set[str]) -> None:
     done.add(call.id)
     call.images = result.images
-    status = "failed" if result.is_error else "completed"
+    status: ToolStatus = "failed" if result.is_error else "completed"
     view = call.view or ToolView(call.name)
     content = [_jsonable(item) for item in result.content] if result.content else None
     display = ToolDisplay(call.name, view.title, view.kind, status, list(view.locations), call.shown_args, content)

@@ -73,7 +73,7 @@ def plan_refusal(tool: Tool, view: ToolView) -> str | None:
     tool shows and the kind its name suggests must not be a changing one either."""
     kinds = {view.kind, infer_kind(tool.name)} & CHANGING_KINDS
     if not tool.read_only or kinds:
-        why = "is not marked read-only" if not tool.read_only else f"looks like a {sorted(kinds)[0]} tool"
+        why = "is not marked read-only" if not tool.read_only else f"looks like a {min(kinds)} tool"
         return f"Plan mode: the tool {tool.name!r} {why}, so it may not run. Finish the plan; the user switches modes."
     return None
 

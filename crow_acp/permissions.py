@@ -17,7 +17,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse, ToolCallUpdate
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
 from pydantic import ValidationError
 
 from .config import PermissionConfig, Policy

@@ -10,11 +10,14 @@ session/set_mode, current_mode_update), for clients that know only that one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
     ConfigOptionUpdate,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     CurrentModeUpdate,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
@@ -147,3 +150,38 @@ def mode_command(options: SessionOptions, session_for: Callable[[str], Session],
         return f"Mode: {wanted}."
 
     return SlashCommand("mode", "Show or switch the permission mode", handler, hint="ask | accept_edits | plan | full_access")
+
+
+class OptionHandlers:
+    """The ACP handlers for a session's config options and modes (AcpAgent inherits them)."""
+
+    sessions: dict[str, Session]
+    options: SessionOptions
+    conn: Any
+    _session: Callable[[str], Session]
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
+        """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
+        session = self._session(session_id)
+        self.options.apply(session, config_id, value)
+        await self._options_changed(session_id, mode=config_id == MODE_OPTION)
+        return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
+        """The older mode API: the same modes as the "mode" config option."""
+        self.options.apply(self._session(session_id), MODE_OPTION, mode_id)
+        await self._options_changed(session_id, mode=True)
+        return SetSessionModeResponse()
+
+    def config_options(self, session_id: str) -> list[Any]:
+        """The session's config options for the editor (session_options.py)."""
+        return self.options.build(self.sessions[session_id])
+
+    def _modes(self, session_id: str) -> Any:
+        return self.options.mode.state(self.sessions[session_id])
+
+    async def _options_changed(self, session_id: str, *, mode: bool) -> None:
+        if self.conn and session_id in self.sessions:
+            current = self.sessions[session_id]
+            for update in options_updates(self.options.build(current), self._modes(session_id) if mode else None):
+                await self.conn.session_update(session_id=session_id, update=update)

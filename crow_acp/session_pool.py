@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .hooks import CrowCallbacks, EndReason, run_hooks
 from .session import SessionAccess
@@ -72,6 +72,42 @@ class SessionPool:
 
 def _busy(session: Session) -> bool:
     return session.lock.locked() or session.scope is not None
+
+
+class SessionLifecycle:
+    """How an AcpAgent's sessions leave memory and come back (AcpAgent inherits it)."""
+
+    sessions: dict[str, Session]
+    pool: SessionPool
+    callbacks: CrowCallbacks
+    _session: Callable[[str], Session]
+    cancel: Callable[..., Awaitable[None]]
+    _reopen: Callable[..., Awaitable[None]]
+
+    async def _live(self, session_id: str) -> Session:
+        """The session in memory; one evicted for room is opened again, as it was."""
+        if session_id not in self.sessions and (opening := self.pool.evicted.get(session_id)):
+            await self._reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
+        self.pool.touch(session_id)
+        return self._session(session_id)
+
+    async def _release(self, session_id: str, reason: EndReason) -> None:
+        """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        await self.cancel(session_id)
+        async with session.lock:  # the cancelled turn has wound down and recorded its results
+            if self.sessions.get(session_id) is not session:
+                return  # released meanwhile by someone else
+            self.sessions.pop(session_id)
+            self.pool.forget(session_id, evicted=reason == "evicted")
+            await session.mcp.close()
+        await end_session(self.callbacks, session, reason)
+
+    async def _evict(self, keep: str) -> None:
+        for session_id in self.pool.victims(self.sessions, keep):
+            await self._release(session_id, "evicted")
 
 
 async def end_session(callbacks: CrowCallbacks, session: Session, reason: EndReason) -> None:

@@ -9,7 +9,16 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from helpers import (
+    CORE_AGENT,
+    RecordingClient,
+    crow_env,
+    echo_stdio,
+    in_process,
+    run_crow,
+    text,
+    write_config,
+)
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -8,8 +8,19 @@ from typing import Any
 
 import anyio
 import pytest
+from acp import RequestError
 from acp.schema import McpServerStdio
-from helpers import CORE_AGENT, TESTS, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from helpers import (
+    CORE_AGENT,
+    TESTS,
+    RecordingClient,
+    crow_env,
+    echo_stdio,
+    in_process,
+    run_crow,
+    text,
+    write_config,
+)
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.editor import editor_tools
@@ -73,7 +84,7 @@ async def test_modes_over_stdio(crow_home, tmp_path):
 
                 command = await conn.prompt(session_id=sid, prompt=[text("/mode accept edits")])
                 assert command.stop_reason == "end_turn" and client.text().endswith("Mode: accept_edits.")
-                with pytest.raises(Exception):
+                with pytest.raises(RequestError):
                     await conn.set_config_option(config_id="mode", session_id=sid, value="yolo")
             proc.kill()
 

@@ -9,7 +9,15 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text, write_config
+from helpers import (
+    HOOK_AGENT,
+    RecordingClient,
+    crow_env,
+    in_process,
+    run_crow,
+    text,
+    write_config,
+)
 
 from crow_acp import AcpAgent, CrowCallbacks, SlashCommand, load_config
 from crow_acp.testing import Reply, ScriptedModel
@@ -65,7 +73,7 @@ async def test_a_raising_or_cancelled_slash_command_takes_the_turns_error_path(c
         ended.append((stop_reason, error, command))
 
     class Commands:
-        commands = [SlashCommand("boom", "Raises", boom), SlashCommand("wait", "Waits", wait)]
+        commands = (SlashCommand("boom", "Raises", boom), SlashCommand("wait", "Waits", wait))
 
         async def __call__(self, session: Any, **_: Any) -> None:
             pass
@@ -107,7 +115,7 @@ async def test_a_bridge_does_not_hand_over_after_a_slash_command(crow_home, tmp_
         return "hello there"
 
     class Hello:
-        commands = [SlashCommand("hello", "Greets", hello)]
+        commands = (SlashCommand("hello", "Greets", hello),)
 
         async def __call__(self, session: Any, **_: Any) -> None:
             pass

@@ -9,7 +9,15 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import HOOK_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from helpers import (
+    HOOK_AGENT,
+    RecordingClient,
+    crow_env,
+    echo_stdio,
+    in_process,
+    run_crow,
+    text,
+)
 
 from crow_acp import (
     AcpAgent,
