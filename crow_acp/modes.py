@@ -53,8 +53,13 @@ def with_plan_note(session: Session, messages: list[dict[str, Any]]) -> list[dic
     the note leaves the request as soon as the mode changes)."""
     if current_mode(session, "ask") != "plan":
         return messages
-    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
-        return [{**messages[0], "content": f"{messages[0]['content']}\n\n{PLANNING_NOTE}"}, *messages[1:]]
+    if messages and messages[0].get("role") == "system":  # one system message, at the start
+        content = messages[0].get("content")
+        if isinstance(content, list):
+            joined: Any = [*content, {"type": "text", "text": PLANNING_NOTE}]
+        else:
+            joined = f"{content or ''}\n\n{PLANNING_NOTE}".lstrip()
+        return [{**messages[0], "content": joined}, *messages[1:]]
     return [{"role": "system", "content": PLANNING_NOTE}, *messages]
 
 
