@@ -7,8 +7,9 @@ is not open in this agent. AcpAgent inherits them; they live here so agent.py st
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 

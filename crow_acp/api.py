@@ -23,8 +23,9 @@ the list's name, so a callback in several lists knows which one called it. Exist
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, Sequence, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -236,8 +237,33 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AfterToolArgs", "Allow", "Answer", "BeforeToolArgs", "BeginSessionArgs", "Callback", "CrowCallbacks",
-    "EndReason", "EndSessionArgs", "EndTurnArgs", "FunctionTool", "HOOKS", "HookName", "OffersCommands", "PlanEntry",
-    "PostResponseArgs", "PreRequestArgs", "Refuse", "Rewrite", "SessionAccess", "SlashCommand", "StopReason", "Tool",
-    "ToolCallInfo", "ToolContext", "ToolDecision", "ToolResult", "ToolView", "Usage",
+    "HOOKS",
+    "AfterToolArgs",
+    "Allow",
+    "Answer",
+    "BeforeToolArgs",
+    "BeginSessionArgs",
+    "Callback",
+    "CrowCallbacks",
+    "EndReason",
+    "EndSessionArgs",
+    "EndTurnArgs",
+    "FunctionTool",
+    "HookName",
+    "OffersCommands",
+    "PlanEntry",
+    "PostResponseArgs",
+    "PreRequestArgs",
+    "Refuse",
+    "Rewrite",
+    "SessionAccess",
+    "SlashCommand",
+    "StopReason",
+    "Tool",
+    "ToolCallInfo",
+    "ToolContext",
+    "ToolDecision",
+    "ToolResult",
+    "ToolView",
+    "Usage",
 ]

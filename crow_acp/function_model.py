@@ -26,7 +26,7 @@ import json
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 
 Request = dict[str, Any]
 """What the loop asked for, shaped as a chat-completions body: model, messages, tools, stream, …"""
-Answer = Union[Reply, Fault, str, AsyncIterator[Union[StreamDelta, str]]]
-Responder = Callable[[Request], Union[Answer, Awaitable[Answer]]]
-Entry = Union[Reply, Fault, Responder]
+Answer = Reply | Fault | str | AsyncIterator[StreamDelta | str]
+Responder = Callable[[Request], Answer | Awaitable[Answer]]
+Entry = Reply | Fault | Responder
 
 
 class FunctionModel:
@@ -57,9 +57,11 @@ class FunctionModel:
         default: Entry | None = None,
         profile: ModelProfile | None = None,
     ) -> None:
-        if callable(script):
-            script, default = (), script
-        self._script: deque[Entry] = deque(script)
+        self._script: deque[Entry] = deque()
+        if callable(script):  # a function alone answers every call
+            default = script
+        else:
+            self._script.extend(script)
         self.default = default
         self.profile = profile or ModelProfile(model="function-model")
         self.requests: list[Request] = []
@@ -153,7 +155,7 @@ async def _deltas(answer: Answer, request: Request, ids: Iterable[int]) -> Async
         yield TextChunk(item) if isinstance(item, str) else item
 
 
-async def _fail(fault: Fault) -> None:
+async def _fail(fault: Fault) -> NoReturn:
     if fault.hang:
         await anyio.sleep_forever()  # only the turn's cancel scope ends this
     raise ModelError(f"The model endpoint (function model) answered HTTP {fault.status}: {fault.message}")
@@ -187,7 +189,7 @@ def _pieces(text: str, n: int | None) -> list[str]:
     n = max(1, min(n, len(text)))
     size, rest = divmod(len(text), n)
     bounds = list(itertools.accumulate([0] + [size + (i < rest) for i in range(n)]))
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 __all__ = ["FunctionModel", "Request", "Responder"]

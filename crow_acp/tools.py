@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from .api import Tool, ToolContext  # declared in api.py; re-exported here
 from .events import ToolKind, ToolResult, ToolView

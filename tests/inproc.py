@@ -6,9 +6,10 @@ wire, signals or a second process can prove stays with helpers.run_crow.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from helpers import in_process
 

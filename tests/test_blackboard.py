@@ -51,11 +51,13 @@ def shared_view(context: dict) -> dict:
     return {key: value for key, value in context.items() if key in SHARED}
 
 
-def check_everywhere(tmp_path: Any, multi: MultiAgent, sid: str, contexts: dict[str, Any], expected: dict) -> None:
+def check_everywhere(
+    tmp_path: Any, multi: MultiAgent, sid: str, contexts: dict[str, Any], expected: dict, label: str = ""
+) -> None:
     on_disk = stored(tmp_path, multi, sid)
     for name in "abc":
-        assert shared_view(contexts[name]) == expected, f"{name} in memory"
-        assert shared_view(on_disk[name]) == expected, f"{name} in the store"
+        assert shared_view(contexts[name]) == expected, f"{label}: {name} in memory"
+        assert shared_view(on_disk[name]) == expected, f"{label}: {name} in the store"
 
 
 MUTATIONS = [
@@ -78,7 +80,7 @@ async def test_every_mutation_of_a_shared_key_reaches_every_member_and_the_store
     for index, (label, mutate, expected) in enumerate(MUTATIONS):
         member = "bca"[index % 3]  # every member changes it in turn
         mutate(contexts[member])
-        check_everywhere(tmp_path, multi, sid, contexts, {"graph_sessions": sessions, **expected})
+        check_everywhere(tmp_path, multi, sid, contexts, {"graph_sessions": sessions, **expected}, label)
     assert all(isinstance(context, MemberContext) for context in contexts.values())
 
 

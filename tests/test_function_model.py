@@ -103,7 +103,13 @@ async def test_the_loop_runs_in_process_with_tools_hooks_and_the_store(tmp_path)
 
 
 async def test_a_hanging_model_is_cancelled_and_a_fault_is_the_prompts_error(tmp_path):
-    model = FunctionModel([Fault(hang=True), Fault(400, "bad request")])
+    asked = anyio.Event()
+
+    def hang_once_asked(request: dict) -> Fault:
+        asked.set()
+        return Fault(hang=True)
+
+    model = FunctionModel([hang_once_asked, Fault(400, "bad request")])
     agent = AcpAgent(Config(home=tmp_path))
     model.install(agent)
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
@@ -113,8 +119,7 @@ async def test_a_hanging_model_is_cancelled_and_a_fault_is_the_prompts_error(tmp
                 assert (await agent.prompt(prompt=prompt("wait"), session_id=sid)).stop_reason == "cancelled"
 
             group.start_soon(hang)
-            while not model.requests:
-                await anyio.sleep(0.01)
+            await asked.wait()
             await agent.cancel(session_id=sid)
         with pytest.raises(RequestError, match="bad request"):
             await agent.prompt(prompt=prompt("again"), session_id=sid)

@@ -57,7 +57,7 @@ def test_rows_written_before_typed_metadata_load_as_typed_records(tmp_path):
 
 def test_legacy_rows_are_written_back_exactly_as_they_were(tmp_path):
     """An old row that is loaded and saved again keeps its JSON: older crow versions can still read it."""
-    for entry, (_, extra) in zip(legacy_store(tmp_path).messages("s"), LEGACY_ROWS):
+    for entry, (_, extra) in zip(legacy_store(tmp_path).messages("s"), LEGACY_ROWS, strict=True):
         assert entry.meta.to_json() == extra
 
 

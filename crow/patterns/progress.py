@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import logging
 import time
-from typing import Awaitable, Callable, Union
+from collections.abc import Awaitable, Callable
 
 from crow_acp.agent import AcpAgent
 from crow_acp.events import Event, ToolCallFinished, TurnFinished
@@ -25,7 +25,7 @@ from crow_acp.session import SessionAccess
 
 log = logging.getLogger(__name__)
 
-Summarizer = Union[AcpAgent, Callable[[str], Union[Awaitable[str], str]], None]
+Summarizer = AcpAgent | Callable[[str], Awaitable[str] | str] | None
 """None (the session's own model), an AcpAgent (its model), or `async def summarize(text) -> str`."""
 SUMMARIZER_SYSTEM = "You write progress notes for a user watching a coding agent. One or two short sentences, no preamble."
 

@@ -14,7 +14,8 @@ when the router says DONE, when `done(state)` holds, or after `max_iterations` a
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
 

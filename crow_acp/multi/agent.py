@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from acp import RequestError
 from acp.schema import LoadSessionResponse, NewSessionResponse, PromptResponse, ResumeSessionResponse
@@ -62,7 +63,7 @@ class MultiAgent:
         self.driver = driver
         self.name = name or self.entry.name
         nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]
-        self.shared_keys = frozenset({*DEFAULT_SHARED, *shared_keys, *nested})
+        self.shared_keys: frozenset[str] = frozenset({*DEFAULT_SHARED, *shared_keys, *nested})
         self.conn: Any = None
         self._graphs: dict[str, Graph] = {}
         self._routes: dict[str, Graph] = {}
@@ -99,7 +100,7 @@ class MultiAgent:
             *(m.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=additional_directories)
               for m in self.members)
         )
-        graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers)})
+        graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers, strict=True)})
         self._release_after_response(graph)
         return NewSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
 
@@ -195,7 +196,7 @@ class MultiAgent:
             return (await member.new_session(cwd=cwd, mcp_servers=mcp_servers)).session_id
 
         sids = await asyncio.gather(*(one(member) for member in self.members))
-        return {member.name: sid for member, sid in zip(self.members, sids)}
+        return {member.name: sid for member, sid in zip(self.members, sids, strict=True)}
 
     def _open(self, sids: dict[str, str]) -> Graph:
         graph = Graph.open(self.members, sids, self.shared_keys)

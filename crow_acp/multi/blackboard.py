@@ -15,8 +15,8 @@ is seen by every member at once but stored only when the key is set again (`set_
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, Self
 
 Saver = Callable[[], None]
 _MISSING: Any = object()
@@ -83,7 +83,7 @@ class Blackboard(MutableMapping[str, Any]):
         return f"Blackboard({self._values!r})"
 
 
-class MemberContext(dict):  # type: ignore[type-arg]
+class MemberContext(dict[str, Any]):
     """One member session's context: a plain dict for private keys, the blackboard for shared ones.
 
     A dict subclass so that the store serializes it as it is; every mutating method is overridden,
@@ -101,12 +101,12 @@ class MemberContext(dict):  # type: ignore[type-arg]
     def __setitem__(self, key: str, value: Any) -> None:
         self.update({key: value})
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         shared, private = self._split(dict(*args, **kwargs))
         dict.update(self, private)
         self.board.change(shared)
 
-    def __ior__(self, other: Any) -> MemberContext:  # type: ignore[override,misc]
+    def __ior__(self, other: Any) -> Self:  # type: ignore[override,misc]  # dict's |= would bypass the board
         self.update(other)
         return self
 

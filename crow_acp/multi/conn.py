@@ -15,7 +15,8 @@ before the MultiAgent answers the editor's, and Zed drops updates for an unknown
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from acp import text_block
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ..agent import AcpAgent
 from .blackboard import Blackboard
@@ -38,6 +39,10 @@ class Bridge(ABC):
     @abstractmethod
     def next_agent(self) -> Node:
         """The agent (or graph) this bridge hands over to."""
+
+    @abstractmethod
+    async def __call__(self, session: SessionAccess, **kwargs: Any) -> None:
+        """The end_turn callback: hand the turn's result over (or not, after a cancel or an error)."""
 
 
 def entry_of(node: Node) -> AcpAgent:

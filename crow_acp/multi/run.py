@@ -9,9 +9,10 @@ inside its agent's end_turn hook, in the same task as the MultiAgent's prompt.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 from acp import RequestError
