@@ -93,6 +93,9 @@ class McpServer(ServerLists):
 
     async def _run(self) -> None:
         try:
+            # The MCP client takes seconds to import on a busy machine: in a thread, never on the event
+            # loop, where it would hold up the session/new response this server must not delay.
+            await asyncio.to_thread(_import_client, self.spec.transport)
             async with AsyncExitStack() as stack:
                 self._client = await stack.enter_async_context(await self._open_client(stack))
                 await self._list_all()
@@ -204,6 +207,16 @@ class McpServer(ServerLists):
             _, pending = await asyncio.wait({self._task}, timeout=5)
             for task in pending:
                 task.cancel()
+
+
+def _import_client(transport: str) -> None:
+    import mcp.client.stdio  # noqa: F401  (the package, its types and the stdio transport)
+
+    if transport == "sse":
+        import mcp.client.sse  # noqa: F401
+    elif transport == "http":
+        import mcp.client.streamable_http  # noqa: F401
+        import mcp.shared._httpx_utils  # noqa: F401
 
 
 def _connection_lost(exc: Exception) -> bool:

@@ -45,6 +45,12 @@ async def test_session_opens_before_its_server_and_the_first_prompt_waits_for_it
                     assert not model.requests  # the model call waits for the server
                     gate.touch()
                 await client.wait_for(lambda c: c.text() == "hello")
+        # session/load answers while a server still cannot be up (its gate is never opened), replay included.
+        replay = RecordingClient()
+        async with run_crow(replay, crow_env(crow_home, model.base_url)) as (conn, _):
+            with anyio.fail_after(60):
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[live("--gate", str(tmp_path / "never"))])
+                assert [u.content.text for u in replay.of("user_message_chunk")] == ["hi"]
     connecting = [u for u in client.updates if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id]
     assert [u.status for u in connecting] == ["in_progress", "completed"]
     first_text = next(i for i, u in enumerate(client.updates) if u.session_update == "agent_message_chunk")
@@ -125,4 +131,4 @@ async def test_mcp_prompts_are_slash_commands_and_resource_links_are_read(crow_h
                 assert "NOTES FROM THE LIVE SERVER" in user_texts(model.requests[-1])[-1]
                 other = ResourceContentBlock(type="resource_link", name="x", uri="memo://not/listed")
                 await conn.prompt(session_id=sid, prompt=[text("and this"), other])
-                assert "[resource link: x memo://not/listed]" in user_texts(model.requests[-1])[-1]
+                assert "[resource link: x memo://not/listed (not read" in user_texts(model.requests[-1])[-1]
