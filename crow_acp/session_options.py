@@ -173,6 +173,14 @@ class OptionHandlers:
         await self._options_changed(session_id, mode=True)
         return SetSessionModeResponse()
 
+    def mode_of(self, session_id: str) -> Mode:
+        """The session's permission mode."""
+        return current_mode(self._session(session_id), self.options.mode.default)
+
+    def set_mode(self, session_id: str, mode: Mode) -> None:
+        """Set the session's mode without telling the editor (a MultiAgent's other members follow the entry)."""
+        self.options.apply(self._session(session_id), MODE_OPTION, mode)
+
     def config_options(self, session_id: str) -> list[Any]:
         """The session's config options for the editor (session_options.py)."""
         return self.options.build(self.sessions[session_id])

@@ -133,3 +133,27 @@ async def test_accept_edits_writes_inside_the_workspace_and_asks_for_commands(cr
     assert "rejected" in told["command"]
     assert [r[0].tool_call_id for r in client.permission_requests] == ["command"]  # the edit inside was not asked
     assert "is outside the workspace" in told["outside"]  # refused by the tool itself, never asked
+
+
+async def test_a_multi_agent_graph_shares_the_mode(crow_home, tmp_path, monkeypatch):
+    from crow.patterns.bridge import add_agent_callback
+
+    from crow_acp import MultiAgent
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    first, second = AcpAgent(load_config(home=crow_home), name="first"), AcpAgent(load_config(home=crow_home), name="second")
+    first.set_callbacks(add_agent_callback(CrowCallbacks(), second))
+    team = MultiAgent(entry_agent=first)
+    try:
+        with anyio.fail_after(20):
+            sid = (await team.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            [other] = list(second.sessions)
+            assert second.mode_of(other) == "ask"
+            await team.set_config_option(config_id="mode", session_id=sid, value="plan")
+            assert (first.mode_of(sid), second.mode_of(other)) == ("plan", "plan")
+            await team.prompt(prompt=[{"type": "text", "text": "/mode full_access"}], session_id=sid)
+            assert second.mode_of(other) == "full_access"
+            await team.set_session_mode(mode_id="accept_edits", session_id=sid)
+            assert second.mode_of(other) == "accept_edits"
+    finally:
+        await team.shutdown()

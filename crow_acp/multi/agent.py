@@ -106,18 +106,36 @@ class MultiAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+        self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         await replay_graph(graph, lambda update: self._send(graph.editor_sid, update))
         self._release_after_response(graph)
         return LoadSessionResponse(config_options=self._options(graph))
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+        self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         self._release_after_response(graph)
         return ResumeSessionResponse(config_options=self._options(graph))
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
-        """Zed's model picker sets the entry agent's model; the other members keep their own."""
-        return await self.entry.set_config_option(config_id=config_id, session_id=session_id, value=value)
+        """Zed's model picker sets the entry agent's model; the other members keep their own. The
+        permission mode holds for the whole graph: plan mode must not end at the first hand-off."""
+        answer = await self.entry.set_config_option(config_id=config_id, session_id=session_id, value=value)
+        self._sync_mode(session_id)
+        return answer
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> Any:
+        answer = await self.entry.set_session_mode(mode_id=mode_id, session_id=session_id)
+        self._sync_mode(session_id)
+        return answer
+
+    def _sync_mode(self, session_id: str) -> None:
+        if (graph := self._graphs.get(session_id)) is None:
+            return
+        mode = self.entry.mode_of(graph.entry_sid)
+        for name, sid in graph.sessions.items():
+            if sid != graph.entry_sid:
+                graph.agents[name].set_mode(sid, mode)
 
     def _options(self, graph: Graph) -> list[Any]:
         return self.entry.config_options(graph.entry_sid)
@@ -155,7 +173,10 @@ class MultiAgent:
             if graph.cancels != cancels:  # cancelled while it waited behind the run before it
                 return PromptResponse(stop_reason="cancelled")
             if self._is_command(graph, prompt):  # the `/` commands the editor offers are the entry's
-                return await self.entry.prompt(prompt=prompt, session_id=session_id)
+                try:
+                    return await self.entry.prompt(prompt=prompt, session_id=session_id)
+                finally:
+                    self._sync_mode(session_id)  # /mode switched the entry
             run = graph.run = Run(graph, prompt, lambda update: self._send(graph.editor_sid, update))
             token = CURRENT_RUN.set(run)
             try:
