@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Literal
 
 from .mcp_lists import ServerLists
 from .mcp_specs import ServerSpec, server_specs
@@ -210,12 +211,12 @@ class McpServer(ServerLists):
 
 
 def _import_client(transport: str) -> None:
-    import mcp.client.stdio  # noqa: F401  (the package, its types and the stdio transport)
+    import mcp.client.stdio
 
     if transport == "sse":
-        import mcp.client.sse  # noqa: F401
+        import mcp.client.sse
     elif transport == "http":
-        import mcp.client.streamable_http  # noqa: F401
+        import mcp.client.streamable_http
         import mcp.shared._httpx_utils  # noqa: F401
 
 

@@ -86,7 +86,8 @@ def _arguments(prompt: Any, argument: str, name: str) -> dict[str, str]:
         unnamed = [a.name for a in declared if a.name not in named]
         if len(free) > len(unnamed):
             raise PromptRefused(f"/{name} takes {_hint(prompt) or 'no arguments'}; got {argument!r}")
-        values = {**dict(zip(unnamed, free)), **named}
+        # Fewer values than names: the rest stay unset (and are reported below when required).
+        values = {**dict(zip(unnamed, free, strict=False)), **named}
     unknown = set(values) - {a.name for a in declared}
     missing = [a.name for a in declared if a.required and not values.get(a.name)]
     if unknown or missing:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .editor.paths import Workspace
 from .images import PromptRefused, stored_blocks, user_content
 from .mcp_prompts import expand, inline_resources
-from .editor.paths import Workspace
 from .prompt_blocks import user_text
 from .prompt_links import prompt_text
 

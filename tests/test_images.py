@@ -8,7 +8,16 @@ import base64
 import anyio
 import pytest
 from acp.schema import ImageContentBlock
-from helpers import CORE_AGENT, RecordingClient, assert_strict_pairing, crow_env, echo_stdio, run_crow, text, write_config
+from helpers import (
+    CORE_AGENT,
+    RecordingClient,
+    assert_strict_pairing,
+    crow_env,
+    echo_stdio,
+    run_crow,
+    text,
+    write_config,
+)
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -65,7 +74,7 @@ async def test_prompt_images_reach_a_vision_model_and_replay(crow_home, tmp_path
 
                 # The blind model gets the earlier image as a note, never as an image part (no provider 400).
                 await conn.prompt(session_id=sid, prompt=[text("describe it in words")])
-                first = [m for m in model.requests[-1]["messages"] if m["role"] == "user"][0]
+                first = next(m for m in model.requests[-1]["messages"] if m["role"] == "user")
                 assert first["content"] == "what is this?\n\n[image omitted: the current model does not accept images]"
 
             replay = RecordingClient()

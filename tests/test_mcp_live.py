@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import McpServerStdio, ResourceContentBlock
-from helpers import RecordingClient, crow_env, run_crow, text, tool_names, write_config
+from helpers import RecordingClient, crow_env, run_crow, text, tool_names
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -92,7 +92,7 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
                 assert steps(client, "Restarting MCP server 'live'") and steps(client, "Restarted MCP server 'live'")
                 pids = starts.read_text().split()
                 assert len(pids) == 2
-                result = [m for m in model.requests[6]["messages"] if m.get("tool_call_id") == "ping"][0]["content"]
+                result = next(m for m in model.requests[6]["messages"] if m.get("tool_call_id") == "ping")["content"]
                 assert result == f"pong from {pids[1]}"
 
                 await conn.prompt(session_id=sid, prompt=[text("die again")])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
+from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Reply, ScriptedModel
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +81,7 @@ async def test_usage_update_carries_cost_and_context_size(crow_home):
                 await conn.prompt(session_id=sid, prompt=[text("one")])
                 await conn.prompt(session_id=sid, prompt=[text("two")])
                 first, second = client.of("usage_update")
-                # 1000 × 2.0 + 500 × 8.0 per million = 0.006 EUR per call, summed over the session.
+                # (1000 * 2.0 + 500 * 8.0) per million = 0.006 EUR per call, summed over the session.
                 assert (first.used, first.size) == (1500, 64000)
                 assert (first.cost.amount, first.cost.currency) == (pytest.approx(0.006), "EUR")
                 assert second.cost.amount == pytest.approx(0.012)
