@@ -1,99 +1,151 @@
-"""The `crow` command: `crow acp` serves an agent to an editor, `crow run` drives one from a terminal."""
+"""The `crow` command: `crow acp` serves an agent to an editor, `crow run` drives one from a terminal.
+
+Nothing here imports rich, the agent or the SDK at module level: `crow acp`'s cold start is measured.
+A user's mistake ends as one `crow: ...` line on stderr with a status from crow/exits.py.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import importlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from crow.exits import HELP as EXIT_HELP
+from crow.exits import INTERRUPTED, SETUP, USAGE, Exit
+
+ENVIRONMENT_HELP = """\
+environment:
+  OPENAI_API_KEY   the model key (a profile may read another variable: api_key_env)
+  OPENAI_BASE_URL  endpoint for profiles without their own base_url
+  CROW_MODEL       a profile name from [models], or a raw model id
+  CROW_HOME        crow's directory (default ~/.crow)
+  CROW_LOG_LEVEL   DEBUG, INFO (default), WARNING or ERROR
+
+paths (under $CROW_HOME):
+  config.toml      configuration          sessions.db   stored sessions
+  logs/crow.log    logs                   skills/       skills (also ~/.agents/skills, <cwd>/.crow/skills)
+  prompts/         system prompt template
+
+"""
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="crow", description="A small ACP agent server for Zed and other editors.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    agent_options = argparse.ArgumentParser(add_help=False)
-    agent_options.add_argument("--agent", help="serve a Python agent: MODULE:ATTR or path/to/file.py:ATTR")
-    agent_options.add_argument("--model", help="model profile or model id (overrides CROW_MODEL and config)")
-    agent_options.add_argument("--home", help="crow home directory (overrides CROW_HOME)")
-    commands.add_parser("acp", parents=[agent_options], help="serve the agent over ACP on stdio (what Zed runs)")
-    run = commands.add_parser("run", parents=[agent_options], help="run one prompt from the terminal")
+    parser = argparse.ArgumentParser(
+        prog="crow", description="A small ACP agent server for Zed and other editors.",
+        epilog=ENVIRONMENT_HELP + EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"crow {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    home = argparse.ArgumentParser(add_help=False)
+    home.add_argument("--home", help="crow home directory (overrides CROW_HOME)")
+    agent = argparse.ArgumentParser(add_help=False, parents=[home])
+    agent.add_argument("--agent", help="serve a Python agent: MODULE:ATTR or path/to/file.py:ATTR")
+    agent.add_argument("--model", help="model profile or model id (overrides CROW_MODEL and config)")
+    acp = commands.add_parser("acp", parents=[agent], help="serve the agent over ACP on stdio (what Zed runs)")
+    acp.add_argument("--log-file-only", action="store_true", help=argparse.SUPPRESS)  # crow run reads stderr itself
+    run = commands.add_parser(
+        "run", parents=[agent], help="run one prompt from the terminal", epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
     run.add_argument("--yes", action="store_true", help="allow every tool call without asking")
-    run.add_argument("--cwd", default=os.getcwd(), help="working directory of the session")
+    run.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
     run.add_argument("--session", help="continue a stored session by id")
+    run.add_argument("--format", choices=["text", "json"], default="text", help="json: one JSON object per event")
+    run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
+    sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
+    sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
+    sessions.add_argument("id", nargs="?", help="a session id (for show and delete)")
+    check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
+    check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
     return parser
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
-    if args.home:
-        os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
-    if args.command == "acp":
-        serve_agent(args.agent, args.model)
-    else:
-        sys.exit(run_terminal(args))
-
-
-def serve_agent(spec: str | None, model: str | None) -> None:
-    from crow_acp.config import load_config
-    from crow_acp.errors import ConfigError
-    from crow_acp.serve import configure_logging, serve
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
-        config = load_config(model=model)
+        return version("crow-agent")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        args = _parser().parse_args(argv)
+        if args.home:
+            os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
+        sys.exit(_dispatch(args))
+    except Exit as stop:
+        sys.stderr.write(f"crow: {stop.message}\n")
+        sys.exit(stop.status)
+    except KeyboardInterrupt:
+        sys.exit(INTERRUPTED)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "acp":
+        serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only)
+        return 0
+    if args.command == "run":
+        return run_terminal(args)
+    if args.command == "sessions":
+        from crow.sessions import sessions_command
+
+        return sessions_command(args.action, args.id)
+    from crow.check import check_command
+
+    return check_command(args.agent, args.model, resolve_cwd(args.cwd))
+
+
+def load(model: str | None = None) -> Any:
+    """The configuration, or exit 3 with the error's one line per mistake."""
+    from crow_acp.config import load_config
+    from crow_acp.errors import ConfigError
+
+    try:
+        return load_config(model=model)
     except ConfigError as exc:
-        sys.stderr.write(f"crow: {exc}\n")
-        sys.exit(3)
-    configure_logging(config.log_dir)
-    serve(load_agent(spec, config))
+        raise Exit(SETUP, str(exc)) from exc
 
 
-def load_agent(spec: str | None, config: Any) -> Any:
-    """The default agent, or MODULE:ATTR / file.py:ATTR (an agent or a zero-argument factory)."""
-    if spec is None:
-        from crow.presets import default_agent
+def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
+    from crow.agent_loader import load_agent
+    from crow_acp.serve import configure_logging, protect_stdout, serve
 
-        return default_agent(config)
-    target, _, attr = spec.rpartition(":")
-    if not target or not attr:
-        sys.exit(f"crow: --agent wants MODULE:ATTR or path/to/file.py:ATTR, got {spec!r}")
-    module = _import(target)
-    value = getattr(module, attr, None)
-    if value is None:
-        sys.exit(f"crow: {target} has no attribute {attr!r}")
-    from crow_acp.agent import AcpAgent
-    from crow_acp.multi import MultiAgent
-
-    if not isinstance(value, (AcpAgent, MultiAgent)) and callable(value):
-        value = value()  # a zero-argument factory
-    if not isinstance(value, (AcpAgent, MultiAgent)):
-        sys.exit(f"crow: {spec} is not an AcpAgent or MultiAgent, nor a factory of one (got {type(value).__name__})")
-    return value
+    config = load(model)
+    configure_logging(config.log_dir, stderr=log_to_stderr)
+    protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
+    serve(load_agent(spec, config), protocol_fd=protocol_fd)
 
 
-def _import(target: str) -> Any:
-    if target.endswith(".py"):
-        path = Path(target).expanduser().resolve()
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None or not path.exists():
-            sys.exit(f"crow: cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-        return module
-    return importlib.import_module(target)
+def resolve_cwd(raw: str) -> str:
+    path = Path(raw).expanduser().resolve()
+    if not path.is_dir():
+        raise Exit(USAGE, f"--cwd {raw}: {'not a directory' if path.exists() else 'no such directory'}")
+    return str(path)
 
 
 def run_terminal(args: argparse.Namespace) -> int:
-    from crow.terminal import run_prompt
+    from crow_acp.errors import ConfigError
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise Exit(USAGE, "the prompt is empty: give it as an argument, or '-' to read it from stdin")
+    cwd = resolve_cwd(args.cwd)
+    config = load(args.model)
+    if args.agent is None:  # a custom agent may bring its own models and keys
+        try:
+            config.api_key()
+        except ConfigError as exc:
+            raise Exit(SETUP, str(exc)) from exc
+    from crow.run import RunOptions, run_prompt
+
     agent_args = [flag for name in ("agent", "model") if (value := getattr(args, name)) for flag in (f"--{name}", value)]
-    try:
-        return asyncio.run(run_prompt(prompt, agent_args, approve=args.yes, cwd=args.cwd, session=args.session))
-    except KeyboardInterrupt:
-        return 130
+    options = RunOptions(
+        prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format,
+        verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=config.warnings(),
+    )
+    return run_prompt(options)

@@ -81,11 +81,14 @@ async def serve_stdio(agent: Any, protocol_fd: int) -> None:
         signals.remove()
 
 
-def serve(agent: Any) -> None:
-    """Serve `agent` to the editor on stdin/stdout until the editor closes stdin or signals crow."""
+def serve(agent: Any, protocol_fd: int | None = None) -> None:
+    """Serve `agent` to the editor on stdin/stdout until the editor closes stdin or signals crow.
+
+    Pass the fd from protect_stdout() when stdout had to be protected earlier (while loading the agent)."""
     for sig in SIGNALS:  # until the event loop takes them over: a signal now still exits cleanly
         signal.signal(sig, _exit_now)
-    protocol_fd = protect_stdout()
+    if protocol_fd is None:
+        protocol_fd = protect_stdout()
     asyncio.run(serve_stdio(agent, protocol_fd))
 
 

@@ -1,4 +1,4 @@
-"""`crow run` drives the default agent from a terminal through a real ACP connection."""
+"""`crow run` in a pipe: stdout carries only the answer, or one JSON object per event with --format json."""
 
 from __future__ import annotations
 
@@ -14,42 +14,70 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
+ECHO_CONFIG = f"[mcp_servers.echo]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n"
 
-async def test_crow_run_prints_the_stream_and_tool_calls(crow_home, tmp_path):
-    write_config(
-        crow_home,
-        f"[mcp_servers.echo]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n",
-    )
+
+async def crow(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    with anyio.fail_after(60):
+        return await anyio.run_process([sys.executable, "-m", "crow", *args], env=env, check=False,
+                                       stdin=subprocess.DEVNULL if stdin is None else None, input=stdin)
+
+
+async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
+    write_config(crow_home, ECHO_CONFIG)
     script = [
-        Reply(text="Adding them up.", tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2}, id="sum")]),
+        Reply(text="Adding them up.", reasoning="Use the tool.", tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2}, id="sum")]),
         Reply(text="The sum is 42.", chunks=4),
     ]
     async with ScriptedModel(script) as model:
-        command = [sys.executable, "-m", "crow", "run", "what is 40 + 2?", "--yes", "--cwd", str(tmp_path)]
-        with anyio.fail_after(60):
-            done = await anyio.run_process(command, env=crow_env(crow_home, model.base_url), check=False,
-                                           stdin=subprocess.DEVNULL)
+        done = await crow(crow_env(crow_home, model.base_url), "run", "what is 40 + 2?", "--yes", "--cwd", str(tmp_path))
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, err
-    assert out.splitlines() == [
-        "Adding them up.",
-        "⚙ add (echo) [pending]",
-        "⚙ add (echo) [completed]",
-        "  42",
-        "The sum is 42.",
-    ]
+    assert out == "Adding them up.\nThe sum is 42.\n"
+    lines = err.splitlines()
+    start = lines.index("⚙ add (echo) [pending]")
+    assert "Use the tool." in lines[:start], "reasoning goes to stderr, before the call"
+    assert lines[start:start + 3] == ["⚙ add (echo) [pending]", "⚙ add (echo) [completed]", "  42"]
     assert "[end_turn · session " in err
     assert model.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": "sum", "content": "42"}
+
+
+async def test_format_json_prints_one_object_per_event(crow_home, tmp_path):
+    write_config(crow_home, ECHO_CONFIG)
+    script = [
+        Reply(text="Adding.", reasoning="Hmm.", tool_calls=[ToolCall("echo__add", {"a": 1, "b": 2}, id="c1")], chunks=1),
+        Reply(text="3.", chunks=1),
+    ]
+    async with ScriptedModel(script) as model:
+        done = await crow(crow_env(crow_home, model.base_url), "run", "1+2", "--yes", "--format", "json", "--cwd", str(tmp_path))
+    assert done.returncode == 0, done.stderr.decode()
+    events = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    kinds = [event["type"] for event in events]
+    assert kinds.index("thought") < kinds.index("text") and kinds[-1] == "stop" and "usage" in kinds
+    assert [e["text"] for e in events if e["type"] == "text"] == ["Adding.", "3."]
+    calls = [e for e in events if e["type"] in ("tool_call", "tool_call_update") and e["id"] == "c1"]
+    assert calls[0]["type"] == "tool_call" and calls[0]["status"] == "pending" and calls[0]["title"] == "add (echo)"
+    assert [c["status"] for c in calls[1:]] == ["in_progress", "completed"]
+    assert calls[-1]["content"] == [{"type": "content", "content": {"type": "text", "text": "3"}}]
+    assert events[-1]["stop_reason"] == "end_turn" and events[-1]["session_id"]
+
+
+async def test_a_permission_nobody_can_answer_is_refused(crow_home, tmp_path):
+    script = [Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "hi"})]), Reply(text="ok")]
+    async with ScriptedModel(script) as model:
+        done = await crow(crow_env(crow_home, model.base_url), "run", "write", "--cwd", str(tmp_path))
+    assert done.returncode == 0, done.stderr.decode()
+    assert "permission needed; refused" in done.stderr.decode()
+    assert not (tmp_path / "x.txt").exists()
+    assert "rejected" in model.requests[-1]["messages"][-1]["content"]
 
 
 async def test_crow_run_continues_a_session_without_reprinting_it(crow_home, tmp_path):
     async with ScriptedModel([Reply(text="First answer."), Reply(text="Second answer.")]) as model:
         env = crow_env(crow_home, model.base_url)
-        base = [sys.executable, "-m", "crow", "run", "--cwd", str(tmp_path)]
-        with anyio.fail_after(60):
-            first = await anyio.run_process([*base, "one"], env=env, check=False, stdin=subprocess.DEVNULL)
-            sid = first.stderr.decode().split("session ")[-1].split("]")[0]
-            second = await anyio.run_process([*base, "--session", sid, "two"], env=env, check=False, stdin=subprocess.DEVNULL)
+        first = await crow(env, "run", "--cwd", str(tmp_path), "one")
+        sid = first.stderr.decode().split("session ")[-1].split("]")[0]
+        second = await crow(env, "run", "--cwd", str(tmp_path), "--session", sid, "two")
     assert first.stdout.decode() == "First answer.\n"
     assert second.returncode == 0, second.stderr.decode()
     assert second.stdout.decode() == "Second answer.\n", "the replayed history is not printed again"
@@ -58,10 +86,15 @@ async def test_crow_run_continues_a_session_without_reprinting_it(crow_home, tmp
     ]
 
 
+async def test_the_prompt_can_come_from_stdin(crow_home, tmp_path):
+    async with ScriptedModel([Reply(text="Read it.")]) as model:
+        done = await crow(crow_env(crow_home, model.base_url), "run", "-", "--cwd", str(tmp_path), stdin=b"from stdin\n")
+    assert done.stdout.decode() == "Read it.\n"
+    assert model.requests[0]["messages"][-1]["content"] == "from stdin\n"
+
+
 async def test_crow_run_without_a_key_says_what_to_set(crow_home, tmp_path):
     env = {k: v for k, v in crow_env(crow_home, "unused").items() if not k.startswith("OPENAI_")}
-    with anyio.fail_after(60):
-        done = await anyio.run_process([sys.executable, "-m", "crow", "run", "hi", "--cwd", str(tmp_path)],
-                                       env=env, check=False, stdin=subprocess.DEVNULL)
-    assert done.returncode == 1
-    assert "set OPENAI_API_KEY" in done.stderr.decode()
+    done = await crow(env, "run", "hi", "--cwd", str(tmp_path))
+    assert done.returncode == 3
+    assert done.stderr.decode().startswith("crow: No model API key: set OPENAI_API_KEY in the environment")

@@ -7,96 +7,22 @@ stack (openai -> httpx2 -> sockets) is exercised end to end.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import inspect
 import itertools
 import json
 import logging
-import re
-import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from http.client import responses
+from collections.abc import Iterable
 from typing import Any
 
+from .wire import (
+    Entry, Fault, Reply, Responder, Writer, _error_body, _head, _split, _write_chunk, finish_reason, is_title_request, usage_of,
+)
+
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class ToolCall:  # one tool call the model "makes"
-    name: str
-    arguments: dict | str  # a str is sent verbatim so tests can send invalid JSON
-    id: str | None = None  # None: "call_<n>", unique per server
-
-
-@dataclass
-class Reply:  # one scripted model response
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    chunks: int | None = None  # None: ~4 chars per chunk, roughly token-sized
-    finish_reason: str | None = None
-    usage: dict | None = None
-    delay: float = 0.0
-    first_delay: float = 0.0
-
-
-@dataclass
-class Fault:  # an injected failure sent instead of a reply
-    status: int = 500
-    message: str = "scripted fault"
-    retry_after: float | None = None
-    cut_after: int | None = None  # 200, this many chunks of `reply`, then an abrupt close
-    reply: Reply | None = None
-    hang: bool = False  # headers, then silence until stop()
-
-
-Responder = Callable[[dict], Reply | Fault]
-Entry = Reply | Fault | Responder
-Writer = asyncio.StreamWriter
-
-# OpenAI's (type, code) per status, so clients that inspect error bodies behave as in production.
-_ERROR_KINDS = {401: ("invalid_request_error", "invalid_api_key"), 429: ("requests", "rate_limit_exceeded")}
-
-
-def _error_body(status: int, message: str) -> dict:
-    kind, code = _ERROR_KINDS.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def _split(text: str, n: int | None) -> list[str]:
-    """Split text into n near-equal pieces, or token-sized pieces when n is None."""
-    if not text:
-        return []
-    if n is None:
-        return re.findall(r"\s*\S{1,4}|\s+", text)
-    n = max(1, min(n, len(text)))  # never emit empty deltas
-    size, extra = divmod(len(text), n)
-    bounds = list(itertools.accumulate([0] + [size + (i < extra) for i in range(n)]))
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
-    headers = headers | {"Connection": "keep-alive" if keep else "close"}
-    lines = [f"HTTP/1.1 {status} {responses.get(status, 'Unknown')}"] + [f"{k}: {v}" for k, v in headers.items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def is_title_request(req: dict) -> bool:
-    from .titles import TITLE_PROMPT
-
-    messages = req.get("messages")
-    return isinstance(messages, list) and bool(messages) and isinstance(messages[0], dict) and messages[0].get("content") == TITLE_PROMPT
-
-
-async def _write_chunk(writer: Writer, data: bytes) -> None:
-    # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
-    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
-    await writer.drain()
 
 
 class ScriptedModel:
@@ -176,7 +102,8 @@ class ScriptedModel:
             asyncio.run(self._serve(ready))
         except BaseException as exc:  # surface bind errors to start() instead of dying silently
             self._error = exc
-            log.exception("scripted model server crashed")
+            if self._port is not None:  # before that, start() raises it: no second report
+                log.exception("scripted model server crashed")
         finally:
             ready.set()
 
@@ -339,21 +266,9 @@ class ScriptedModel:
             message["tool_calls"] = tool_calls
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish(reply)}
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(reply)}
         head = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion", "created": int(time.time())}
-        return head | {"model": self.model, "choices": [choice], "usage": self._usage(reply, req)}
-
-    @staticmethod
-    def _finish(reply: Reply) -> str:
-        return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-
-    @staticmethod
-    def _usage(reply: Reply, req: dict) -> dict:
-        if reply.usage is not None:
-            return reply.usage
-        prompt = len(json.dumps(req.get("messages", []))) // 4
-        completion = len(reply.text) // 4 + 1
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return head | {"model": self.model, "choices": [choice], "usage": usage_of(reply, req)}
 
     async def _stream(self, writer: Writer, reply: Reply, req: dict, keep: bool, cut_after: int | None = None) -> None:
         base = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion.chunk"}
@@ -369,9 +284,9 @@ class ScriptedModel:
         if cut_after is not None:
             events = events[:cut_after]
         else:
-            events.append(chunk({}, self._finish(reply)))
+            events.append(chunk({}, finish_reason(reply)))
             if with_usage:
-                events.append(base | {"choices": [], "usage": self._usage(reply, req)})
+                events.append(base | {"choices": [], "usage": usage_of(reply, req)})
         await self._send_stream_head(writer, "text/event-stream", keep)
         for i, event in enumerate(events):
             if i and reply.delay:
@@ -380,25 +295,3 @@ class ScriptedModel:
         if cut_after is None:
             await _write_chunk(writer, b"data: [DONE]\n\n")
             await _write_chunk(writer, b"")  # zero-length chunk ends the HTTP body
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve one scripted reply forever on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--text", default="hello from the scripted model")
-    parser.add_argument("--reasoning", default="")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds between streamed chunks")
-    parser.add_argument("--model", default="scripted-model")
-    args = parser.parse_args(argv)
-    reply = Reply(text=args.text, reasoning=args.reasoning, delay=args.delay)
-    with ScriptedModel(default=reply, model=args.model, port=args.port) as model:
-        sys.stdout.write(model.base_url + "\n")  # the one output of this command line
-        sys.stdout.flush()
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
-
-
-if __name__ == "__main__":
-    main()

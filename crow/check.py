@@ -1,0 +1,230 @@
+"""`crow check`: the resolved configuration, and whether each part of it works.
+
+It starts what a session would start (the model endpoint is asked for its model list, each MCP
+server is started and listed, skills are loaded) and exits 1 when anything is broken. MCP servers'
+stderr goes to crow.log, as under `crow run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from crow.exits import FAILED, OK
+
+PROBE_TIMEOUT = 10.0
+
+
+@dataclass
+class Started:
+    """What one MCP server's start showed, kept after the server is closed again."""
+
+    command: str | None
+    ready: bool
+    error: str | None
+    tools: list[str]
+
+
+class Report:
+    def __init__(self) -> None:
+        self.broken = 0
+
+    def section(self, title: str) -> None:
+        print(f"\n{title}")
+
+    def item(self, name: str, value: str) -> None:
+        print(f"  {name:<10} {value}")
+
+    def ok(self, text: str) -> None:
+        print(f"  ✓ {text}")
+
+    def bad(self, text: str) -> None:
+        self.broken += 1
+        print(f"  ✗ {text}")
+
+    def warn(self, text: str) -> None:
+        print(f"  ⚠ {text}")
+
+
+def check_command(agent: str | None, model: str | None, cwd: str) -> int:
+    from crow.cli import _version
+    from crow_acp.config import crow_home, load_config
+    from crow_acp.errors import ConfigError
+
+    report = Report()
+    print(f"crow {_version()}")
+    home = crow_home()
+    try:
+        config = load_config(model=model)
+    except ConfigError as exc:
+        _paths(report, home, None, cwd)
+        report.section("config")
+        for line in str(exc).splitlines():
+            report.bad(line)
+        return _verdict(report)
+    from crow.logfile import log_to_file
+
+    log_to_file(config.log_dir)
+    _paths(report, home, config, cwd)
+    report.section("config")
+    report.ok(f"{config.config_path} is valid" if config.config_path.exists() else "no config.toml: defaults")
+    for warning in config.warnings():
+        report.warn(warning)
+    if agent:
+        report.warn(f"--agent {agent}: its own models and servers are not checked, only the configuration's")
+    tool_names = asyncio.run(_probe(report, config, cwd))
+    _skills(report, home, cwd)
+    _permissions(report, config, tool_names)
+    return _verdict(report)
+
+
+def _verdict(report: Report) -> int:
+    print(f"\n{'nothing broken' if not report.broken else f'{report.broken} broken'}")
+    return OK if not report.broken else FAILED
+
+
+def _paths(report: Report, home: Path, config: Any, cwd: str) -> None:
+    from crow_skills.discover import search_dirs
+
+    report.section("paths")
+    report.item("home", str(home))
+    report.item("config", str(home / "config.toml") + ("" if (home / "config.toml").exists() else " (absent)"))
+    report.item("database", str(home / "sessions.db"))
+    report.item("logs", str(home / "logs" / "crow.log"))
+    for scope in search_dirs(Path(cwd), home=home):
+        report.item("skills", f"{scope.path} ({scope.scope}{'' if scope.path.is_dir() else ', absent'})")
+    template = config.prompt.system_path if config is not None else None
+    own = home / "prompts" / "system.md"
+    report.item("prompt", template or (str(own) if own.exists() else "the default template"))
+
+
+async def _probe(report: Report, config: Any, cwd: str) -> list[str]:
+    endpoint = asyncio.create_task(_endpoint(config))
+    with _stderr_to(config.log_dir / "crow.log"):
+        servers = await _servers(config, cwd)
+    _model_section(report, config, await endpoint)
+    report.section("mcp servers")
+    names = _builtin_tools(cwd)
+    if not config.mcp_servers:
+        report.item("none", "configured")
+    for name, server in config.mcp_servers.items():
+        if not server.enabled:
+            report.item(name, "disabled")
+            continue
+        state = servers.get(name)
+        where = server.url or " ".join([state.command if state else server.command or "", *server.args])
+        if state is None or not state.ready:
+            report.bad(f"{name}: {state.error if state else 'not started'} ({where})")
+            continue
+        tools = state.tools
+        names += tools
+        report.ok(f"{name}: {len(tools)} tools ({where}): {', '.join(tools) or 'none'}")
+    return names
+
+
+def _model_section(report: Report, config: Any, answer: str | None) -> None:
+    profile = config.profile()
+    own = config.models.get(config.model)
+    source = "[models." + config.model + "] base_url" if own and own.base_url else \
+        "OPENAI_BASE_URL" if profile.base_url else "the OpenAI default"
+    report.section("model")
+    report.item("profile", config.model if config.model in config.models else f"{config.model} (not a profile: a raw id)")
+    report.item("model id", profile.model)
+    report.item("endpoint", f"{profile.base_url or 'https://api.openai.com/v1'} (from {source})")
+    key_set = bool(os.environ.get(profile.api_key_env) or profile.api_key)
+    report.item("key", f"{profile.api_key_env} {'is set' if key_set else 'is not set'}")
+    if answer is None:
+        report.ok("the endpoint answers")
+    else:
+        report.bad(answer)
+
+
+async def _endpoint(config: Any) -> str | None:
+    """None when the endpoint lists its models; otherwise what is wrong, in one line."""
+    from crow_acp.errors import ConfigError
+
+    profile = config.profile()
+    try:
+        key = config.api_key()
+    except ConfigError as exc:
+        return str(exc)
+    import openai
+
+    from crow_acp.llm import describe_api_error
+
+    client = openai.AsyncOpenAI(api_key=key, base_url=profile.base_url, max_retries=0, timeout=PROBE_TIMEOUT)
+    try:
+        await client.models.list()
+    except openai.APIError as exc:
+        return describe_api_error(exc, profile.base_url, profile.api_key_env)
+    finally:
+        await client.close()
+    return None
+
+
+async def _servers(config: Any, cwd: str) -> dict[str, Any]:
+    from crow_acp.mcp_host import McpHost, server_specs
+
+    host = McpHost(cwd=cwd, connect_timeout=config.timeouts.mcp_connect, call_timeout=config.timeouts.mcp_call)
+    try:
+        await host.connect(server_specs([], config.mcp_servers))
+        return {s.spec.name: Started(s.spec.command, s.status == "ready", s.error, [t.name for t in s.tools])
+                for s in host.servers}
+    finally:
+        await host.close()
+
+
+def _builtin_tools(cwd: str) -> list[str]:
+    from crow_acp.editor import EditorTools, Workspace
+
+    return [tool.name for tool in EditorTools().tools(Workspace.of(cwd, []))] + ["load_skill"]
+
+
+def _skills(report: Report, home: Path, cwd: str) -> None:
+    from crow_skills.discover import discover, search_dirs
+
+    found = discover(search_dirs(Path(cwd), home=home))
+    report.section("skills")
+    report.item("found", f"{len(found.skills)}" + (f": {', '.join(found.skills)}" if found.skills else ""))
+    for warning in found.warnings:
+        report.warn(warning)
+    for loser, winner in found.shadowed:
+        report.warn(f"{loser.path} is shadowed by {winner.path}")
+
+
+def _permissions(report: Report, config: Any, tool_names: list[str]) -> None:
+    report.section("permissions")
+    report.item("default", config.permissions.default)
+    for pattern, policy in config.permissions.tools.items():
+        matched = [name for name in tool_names if fnmatch.fnmatchcase(name, pattern)]
+        if matched:
+            report.item(policy, f"{pattern}: {', '.join(matched)}")
+        else:
+            report.warn(f"{pattern} = {policy!r} matches no tool (names are listed above)")
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point fd 2 at the log while MCP servers start: their stderr is not part of the report."""
+    sys.stderr.flush()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    saved = os.dup(2)
+    os.dup2(target, 2)
+    os.close(target)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -1,0 +1,34 @@
+"""The `crow` command's exit statuses, and the one-line failure that carries one."""
+
+from __future__ import annotations
+
+OK = 0
+"""The turn ended normally (end_turn, max_tokens); `crow check` found nothing broken."""
+FAILED = 1
+"""The turn failed (the model endpoint or the agent errored); `crow check` found something broken."""
+USAGE = 2
+"""A mistake on the command line: bad arguments, an empty prompt, a missing --cwd, an unknown session id."""
+SETUP = 3
+"""crow could not start: config.toml is wrong, no model key, or the --agent does not load."""
+STOPPED = 4
+"""The turn stopped early: max_turn_requests, a refusal, or a cancel by the agent."""
+INTERRUPTED = 130
+"""Ctrl-C."""
+
+HELP = """\
+exit statuses:
+  0    the turn ended normally (end_turn, max_tokens); `crow check`: nothing broken
+  1    the turn failed (model endpoint or agent error); `crow check`: something is broken
+  2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown session id
+  3    crow could not start: config.toml error, no model key, an --agent that does not load
+  4    the turn stopped early: max_turn_requests, refusal, or cancelled
+  130  interrupted with Ctrl-C"""
+
+
+class Exit(Exception):
+    """Stop the command with one line on stderr and a documented status; never a traceback."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message

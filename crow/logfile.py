@@ -1,0 +1,21 @@
+"""Logging for the terminal commands: to crow.log only, since the screen belongs to the output."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+
+def log_to_file(log_dir: Path, *, verbose: bool = False) -> None:
+    """Route crow's own logs (and asyncio's, and libraries') to $CROW_HOME/logs/crow.log."""
+    root = logging.getLogger()
+    root.handlers[:] = []
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(log_dir / "crow.log")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)

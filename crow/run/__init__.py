@@ -1,0 +1,56 @@
+"""`crow run`: a real ACP client that drives `crow acp` in a child process and shows the stream.
+
+On a terminal the stream is drawn with rich (crow/run/live.py); in a pipe stdout carries only the
+answer (crow/run/plain.py); `--format json` prints one JSON object per event. rich is imported only
+here, never on `crow acp`'s start-up path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crow.exits import INTERRUPTED
+
+
+@dataclass
+class RunOptions:
+    prompt: str
+    cwd: str
+    log_dir: Path
+    session: str | None = None
+    approve: bool = False
+    format: str = "text"
+    verbose: bool = False
+    agent_args: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def make_view(options: RunOptions):  # -> View
+    from crow.run.plain import JsonView, PlainView
+
+    if options.format == "json":
+        return JsonView(approve=options.approve)
+    if sys.stdout.isatty():
+        from crow.run.live import LiveView
+
+        return LiveView(approve=options.approve, verbose=options.verbose)
+    return PlainView(approve=options.approve)
+
+
+def run_prompt(options: RunOptions) -> int:
+    """Run one prompt; the exit status follows crow/exits.py. Ctrl-C at any moment is 130, quietly."""
+    from crow.logfile import log_to_file
+    from crow.run.session import drive
+
+    log_to_file(options.log_dir, verbose=options.verbose)
+    view = make_view(options)
+    try:
+        return asyncio.run(drive(options, view))
+    except KeyboardInterrupt:
+        view.interrupted()
+        return INTERRUPTED
+    finally:
+        view.close()

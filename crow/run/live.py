@@ -1,0 +1,207 @@
+"""`crow run` on a terminal, drawn with rich.
+
+Text streams as it arrives; reasoning is dimmed behind a bar; tool calls that are pending or running
+live in a small transient region at the bottom (spinner, elapsed time, the output's last lines) and
+are printed for good once they finish, with their diff. Permission prompts show what will change.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
+from crow.run.plain import REFUSED, read_answer
+from crow.run.view import FINISHED, ToolState, command_of, unified_diff
+
+TAIL_LINES = 6
+PREVIEW_LINES = 8
+DIFF_LINES = 80
+BAR = "│ "
+
+
+def diff_text(item: Any) -> Text:
+    lines = unified_diff(item)
+    shown, hidden = lines[:DIFF_LINES], len(lines) - DIFF_LINES
+    text = Text()
+    for line in shown:
+        style = "bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+") else \
+            "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "dim"
+        text.append("  " + line + "\n", style=style)
+    if hidden > 0:
+        text.append(f"  … {hidden} more lines\n", style="dim")
+    if not shown:
+        text.append(f"  {item.path}: no change\n", style="dim")
+    return text
+
+
+class ActiveCalls:
+    """The live region: every tool call that has not finished, re-rendered on each refresh."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, ToolState] = {}
+        self.spinners: dict[str, Spinner] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for state in list(self.calls.values()):
+            if state.status != "in_progress":
+                yield Text.assemble(("○ ", "dim"), state.title, ("  pending", "dim"))
+                continue
+            spinner = self.spinners.setdefault(state.id, Spinner("dots", style="cyan"))
+            spinner.update(text=Text.assemble(state.title, (f"  running {state.elapsed:.0f}s", "dim")))
+            yield spinner
+            for line in state.tail(TAIL_LINES):
+                yield Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis")
+
+
+class LiveView:
+    def __init__(self, *, approve: bool, verbose: bool) -> None:
+        self.approve = approve
+        self.verbose = verbose
+        self.out = Console(highlight=False)
+        self.err = Console(stderr=True, highlight=False)
+        self.active = ActiveCalls()
+        self.live: Live | None = None
+        self.streaming: str | None = None  # "text" or "thought" while a stream is mid-line
+        self.at_line_start = True
+        self.warned: set[str] = set()
+        self.used: int | None = None
+
+    # -- the live region
+    def _show_live(self) -> None:
+        if self.active.calls and self.live is None:
+            self.live = Live(self.active, console=self.out, refresh_per_second=8, transient=True,
+                             redirect_stdout=False, redirect_stderr=False)
+            self.live.start()
+
+    def _hide_live(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def _end_stream(self) -> None:
+        if not self.at_line_start:
+            self.out.print()
+            self.at_line_start = True
+        if self.streaming == "thought":
+            self.out.print()
+        self.streaming = None
+
+    def _write(self, text: str, style: str | None = None) -> None:
+        self.out.print(text, end="", style=style, markup=False, highlight=False, soft_wrap=True)
+        self.at_line_start = text.endswith("\n")
+
+    # -- the stream
+    def text(self, chunk: str) -> None:
+        self._hide_live()
+        if self.streaming == "thought":
+            self._end_stream()
+        self.streaming = "text"
+        self._write(chunk)
+
+    def thought(self, chunk: str) -> None:
+        self._hide_live()
+        if self.streaming != "thought":
+            self._end_stream()
+            self.streaming = "thought"
+            self._write(BAR, "dim")
+        self._write(chunk.replace("\n", "\n" + BAR), "dim italic")
+
+    def tool(self, state: ToolState, first: bool) -> None:
+        if self.streaming:
+            self._hide_live()
+            self._end_stream()
+        if state.status not in FINISHED:
+            self.active.calls[state.id] = state
+            self._show_live()
+            return
+        self.active.calls.pop(state.id, None)
+        self.active.spinners.pop(state.id, None)
+        self._print_finished(state)
+        if not self.active.calls:
+            self._hide_live()
+
+    def _print_finished(self, state: ToolState) -> None:
+        took = f" {state.elapsed:.1f}s" if state.started is not None else ""
+        if state.status == "completed":
+            self.out.print(Text.assemble(("✓ ", "green"), state.title, (took, "dim")))
+        else:
+            self.out.print(Text.assemble(("✗ ", "red"), state.title, (" failed" + took, "red")))
+        for diff in state.diffs():
+            self.out.print(diff_text(diff), end="")
+        if not state.diffs():
+            lines = "\n".join(state.texts()).rstrip("\n").splitlines()
+            style = "red" if state.status == "failed" else "dim"
+            for line in lines[:PREVIEW_LINES]:
+                self.out.print(Text("  " + line, style=style, no_wrap=True, overflow="ellipsis"))
+            if len(lines) > PREVIEW_LINES:
+                self.out.print(Text(f"  … {len(lines) - PREVIEW_LINES} more lines", style="dim"))
+
+    def plan(self, entries: list[Any]) -> None:
+        marks = {"completed": "☑", "in_progress": "◐"}
+        self._hide_live()
+        self._end_stream()
+        self.out.print(Group(*(Text(f"  {marks.get(e.status, '☐')} {e.content}") for e in entries)))
+        self._show_live()
+
+    def usage(self, update: Any) -> None:
+        self.used = update.used
+
+    def warning(self, message: str) -> None:
+        if message in self.warned:
+            return
+        self.warned.add(message)
+        self._hide_live()
+        self._end_stream()
+        self.err.print(Text("⚠ " + message, style="yellow"))
+        self._show_live()
+
+    def log(self, line: str) -> None:
+        self.err.print(Text(line, style="dim"), markup=False)
+
+    # -- questions and endings
+    async def ask(self, state: ToolState, options: list[Any]) -> str | None:
+        if self.approve:
+            return "y"
+        self._hide_live()
+        self._end_stream()
+        self.out.print(Text.assemble(("? ", "yellow bold"), ("Allow ", "bold"), (state.title, "bold"), ("?", "bold")))
+        if command := command_of(state):
+            self.out.print(Text("  $ " + command, style="cyan"))
+        for diff in state.diffs():
+            self.out.print(diff_text(diff), end="")
+        try:
+            if not sys.stdin.isatty():
+                self.out.print(Text("  " + REFUSED, style="yellow"))
+                return None
+            question = "  [y] allow once  [a] always  [N] reject: "
+            answer = await read_answer(question, sys.stdout)
+            if not answer.endswith("\n"):
+                self.out.print()  # Ctrl-D left the cursor on the question line
+            return answer
+        finally:
+            self._show_live()
+
+    def error(self, message: str, session_id: str) -> None:
+        self._hide_live()
+        self._end_stream()
+        self.err.print(Text("crow: " + message, style="red"))
+        self.err.print(Text(f"[error · session {session_id}]", style="dim"))
+
+    def stop(self, stop_reason: str, session_id: str) -> None:
+        self._hide_live()
+        self._end_stream()
+        tokens = f" · {self.used:,} tokens" if self.used else ""
+        self.err.print(Text(f"[{stop_reason}{tokens} · session {session_id}]", style="dim"))
+
+    def interrupted(self) -> None:
+        self._hide_live()
+        self._end_stream()
+        self.err.print(Text("interrupted", style="dim"))
+
+    def close(self) -> None:
+        self._hide_live()

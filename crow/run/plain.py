@@ -1,0 +1,171 @@
+"""`crow run` in a pipe: stdout carries only the answer (or, with --format json, one JSON object per
+event); everything else goes to stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any, TextIO
+
+from crow.run.view import FINISHED, ToolState
+
+PREVIEW = 400
+REFUSED = "permission needed; refused because no terminal can answer (rerun with --yes to allow tools)"
+
+
+async def read_answer(question: str, stream: TextIO) -> str:
+    """A line from stdin without a thread, so Ctrl-C is never stuck behind a blocked read. EOF is ""."""
+    stream.write(question)
+    stream.flush()
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+    fd = sys.stdin.fileno()
+    loop.add_reader(fd, lambda: answer.done() or answer.set_result(sys.stdin.readline()))
+    try:
+        return await answer
+    finally:
+        loop.remove_reader(fd)
+
+
+class PlainView:
+    def __init__(self, *, approve: bool) -> None:
+        self.approve = approve
+        self.at_line_start = True
+        self.after_tool = False
+        self.thinking = False
+        self.dim, self.reset = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+
+    def _err(self, line: str) -> None:
+        self._end_thought()
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def _end_thought(self) -> None:
+        if self.thinking:
+            sys.stderr.write("\n")
+            self.thinking = False
+
+    def text(self, chunk: str) -> None:
+        self._end_thought()
+        if self.after_tool and not self.at_line_start:
+            chunk = "\n" + chunk  # each step's text on its own line
+        self.after_tool = False
+        sys.stdout.write(chunk)
+        sys.stdout.flush()
+        self.at_line_start = chunk.endswith("\n")
+
+    def thought(self, chunk: str) -> None:
+        self.thinking = True
+        sys.stderr.write(self.dim + chunk + self.reset)
+        sys.stderr.flush()
+
+    def tool(self, state: ToolState, first: bool) -> None:
+        self.after_tool = True
+        if first or state.status in FINISHED:
+            self._err(f"⚙ {state.title} [{state.status}]")
+        if state.status in FINISHED:
+            for text in state.texts():
+                preview = text if len(text) <= PREVIEW else text[:PREVIEW] + " …"
+                self._err("  " + preview.replace("\n", "\n  "))
+            for diff in state.diffs():
+                self._err(f"  diff {diff.path}")
+
+    def plan(self, entries: list[Any]) -> None:
+        for entry in entries:
+            self._err(f"  [{entry.status}] {entry.content}")
+
+    def usage(self, update: Any) -> None:
+        pass
+
+    def warning(self, message: str) -> None:
+        self._err(f"crow: warning: {message}")
+
+    def log(self, line: str) -> None:
+        self._err(self.dim + line + self.reset)
+
+    async def ask(self, state: ToolState, options: list[Any]) -> str | None:
+        if self.approve:
+            return "y"
+        if not sys.stdin.isatty():
+            self._err(f"⚙ {state.title}: {REFUSED}")
+            return None
+        return await read_answer(f"Allow {state.title}? [y]es / [a]lways / [N]o: ", sys.stderr)
+
+    def error(self, message: str, session_id: str) -> None:
+        self._end()
+        self._err(f"crow: {message}")
+        self._err(f"{self.dim}[error · session {session_id}]{self.reset}")
+
+    def stop(self, stop_reason: str, session_id: str) -> None:
+        self._end()
+        self._err(f"{self.dim}[{stop_reason} · session {session_id}]{self.reset}")
+
+    def _end(self) -> None:
+        if not self.at_line_start:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.at_line_start = True
+
+    def interrupted(self) -> None:
+        self._end()
+        self._err("crow: interrupted")
+
+    def close(self) -> None:
+        pass
+
+
+class JsonView:
+    """One JSON object per line on stdout: text, thought, tool_call, tool_call_update, plan, usage, stop."""
+
+    def __init__(self, *, approve: bool) -> None:
+        self.approve = approve
+        self.plain = PlainView(approve=approve)
+
+    def _emit(self, event_type: str, /, **fields: Any) -> None:
+        sys.stdout.write(json.dumps({"type": event_type, **fields}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def text(self, chunk: str) -> None:
+        self._emit("text", text=chunk)
+
+    def thought(self, chunk: str) -> None:
+        self._emit("thought", text=chunk)
+
+    def tool(self, state: ToolState, first: bool) -> None:
+        content = [_dump(item) for item in state.content]
+        self._emit("tool_call" if first else "tool_call_update", id=state.id, title=state.title, kind=state.kind,
+                   status=state.status, content=content)
+
+    def plan(self, entries: list[Any]) -> None:
+        self._emit("plan", entries=[_dump(entry) for entry in entries])
+
+    def usage(self, update: Any) -> None:
+        cost = _dump(update.cost) if update.cost is not None else None
+        self._emit("usage", used=update.used, size=update.size, cost=cost)
+
+    def warning(self, message: str) -> None:
+        self._emit("warning", message=message)
+
+    def log(self, line: str) -> None:
+        self.plain.log(line)
+
+    async def ask(self, state: ToolState, options: list[Any]) -> str | None:
+        self._emit("permission", id=state.id, title=state.title, options=[option.option_id for option in options])
+        return await self.plain.ask(state, options)
+
+    def error(self, message: str, session_id: str) -> None:
+        self._emit("error", message=message, session_id=session_id)
+
+    def stop(self, stop_reason: str, session_id: str) -> None:
+        self._emit("stop", stop_reason=stop_reason, session_id=session_id)
+
+    def interrupted(self) -> None:
+        self._emit("stop", stop_reason="interrupted", session_id=None)
+
+    def close(self) -> None:
+        pass
+
+
+def _dump(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(model, "model_dump") else model

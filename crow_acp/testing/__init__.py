@@ -1,0 +1,12 @@
+"""A scripted OpenAI-compatible chat-completions server for tests, benchmarks and demos.
+
+Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and SSE framing follow
+what OpenAI, vLLM and DeepSeek send, so the real client stack (openai -> httpx2 -> sockets) is
+exercised end to end. `python -m crow_acp.testing --script replies.json` serves replies from a file.
+"""
+
+from .script import ScriptError, load_script
+from .server import ScriptedModel
+from .wire import Entry, Fault, Reply, Responder, ToolCall, is_title_request
+
+__all__ = ["Entry", "Fault", "Reply", "Responder", "ScriptError", "ScriptedModel", "ToolCall", "is_title_request", "load_script"]

@@ -1,0 +1,96 @@
+"""The scripted model's data (replies, tool calls, faults) and the HTTP/SSE framing it speaks."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.client import responses
+from typing import Any
+
+@dataclass
+class ToolCall:  # one tool call the model "makes"
+    name: str
+    arguments: dict | str  # a str is sent verbatim so tests can send invalid JSON
+    id: str | None = None  # None: "call_<n>", unique per server
+
+
+@dataclass
+class Reply:  # one scripted model response
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    chunks: int | None = None  # None: ~4 chars per chunk, roughly token-sized
+    finish_reason: str | None = None
+    usage: dict | None = None
+    delay: float = 0.0
+    first_delay: float = 0.0
+
+
+@dataclass
+class Fault:  # an injected failure sent instead of a reply
+    status: int = 500
+    message: str = "scripted fault"
+    retry_after: float | None = None
+    cut_after: int | None = None  # 200, this many chunks of `reply`, then an abrupt close
+    reply: Reply | None = None
+    hang: bool = False  # headers, then silence until stop()
+
+
+Responder = Callable[[dict], Reply | Fault]
+Entry = Reply | Fault | Responder
+Writer = asyncio.StreamWriter
+
+# OpenAI's (type, code) per status, so clients that inspect error bodies behave as in production.
+_ERROR_KINDS = {401: ("invalid_request_error", "invalid_api_key"), 429: ("requests", "rate_limit_exceeded")}
+
+
+def _error_body(status: int, message: str) -> dict:
+    kind, code = _ERROR_KINDS.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _split(text: str, n: int | None) -> list[str]:
+    """Split text into n near-equal pieces, or token-sized pieces when n is None."""
+    if not text:
+        return []
+    if n is None:
+        return re.findall(r"\s*\S{1,4}|\s+", text)
+    n = max(1, min(n, len(text)))  # never emit empty deltas
+    size, extra = divmod(len(text), n)
+    bounds = list(itertools.accumulate([0] + [size + (i < extra) for i in range(n)]))
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
+    headers = headers | {"Connection": "keep-alive" if keep else "close"}
+    lines = [f"HTTP/1.1 {status} {responses.get(status, 'Unknown')}"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def is_title_request(req: dict) -> bool:
+    from ..titles import TITLE_PROMPT
+
+    messages = req.get("messages")
+    return isinstance(messages, list) and bool(messages) and isinstance(messages[0], dict) and messages[0].get("content") == TITLE_PROMPT
+
+
+async def _write_chunk(writer: Writer, data: bytes) -> None:
+    # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
+    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+    await writer.drain()
+
+
+def finish_reason(reply: Reply) -> str:
+    return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+
+
+def usage_of(reply: Reply, req: dict) -> dict:
+    if reply.usage is not None:
+        return reply.usage
+    prompt = len(json.dumps(req.get("messages", []))) // 4
+    completion = len(reply.text) // 4 + 1
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

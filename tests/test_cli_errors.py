@@ -1,0 +1,125 @@
+"""A user's mistake ends in one `crow: ...` line and a documented exit status, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import crow_env
+
+from crow_acp.testing import Reply, ScriptedModel
+
+UNUSED_URL = "http://127.0.0.1:9/v1"  # nothing answers: these runs must stop before any model call
+
+
+def crow(env: dict[str, str], *args: str, cwd: Path | None = None, module: str = "crow") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=90)
+
+
+def one_line(done: subprocess.CompletedProcess, status: int, prefix: str = "crow: ") -> str:
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == status, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(prefix), done.stderr
+    assert done.stdout == ""
+    return lines[0].removeprefix(prefix)
+
+
+@pytest.fixture
+def env(crow_home: Path) -> dict[str, str]:
+    return crow_env(crow_home, UNUSED_URL)
+
+
+def agent_file(tmp_path: Path, source: str) -> str:
+    path = tmp_path / "my_agent.py"
+    path.write_text(source)
+    return f"{path}:build"
+
+
+def test_an_unknown_session_id(env, tmp_path):
+    message = one_line(crow(env, "run", "hi", "--session", "no-such-id", "--cwd", str(tmp_path)), 2)
+    assert message == "no stored session 'no-such-id' (`crow sessions` lists them)"
+
+
+@pytest.mark.parametrize("command", ["acp", "run"])
+def test_an_agent_file_that_fails_to_import(env, tmp_path, command):
+    spec = agent_file(tmp_path, "x = 1\ny = x / 0\n")
+    args = ["acp", "--agent", spec] if command == "acp" else ["run", "hi", "--agent", spec, "--cwd", str(tmp_path)]
+    message = one_line(crow(env, *args), 3)
+    assert message == f"--agent: {tmp_path / 'my_agent.py'} failed to import: ZeroDivisionError: division by zero (my_agent.py, line 2)"
+
+
+def test_an_agent_whose_build_raises(env, tmp_path):
+    spec = agent_file(tmp_path, "def build():\n    raise RuntimeError('no model configured')\n")
+    message = one_line(crow(env, "acp", "--agent", spec), 3)
+    assert message == f"--agent {spec}: build() raised RuntimeError: no model configured (my_agent.py, line 2)"
+
+
+def test_an_agent_file_with_a_syntax_error(env, tmp_path):
+    spec = agent_file(tmp_path, "def build(:\n")
+    assert "failed to import: SyntaxError" in one_line(crow(env, "acp", "--agent", spec), 3)
+
+
+def test_a_module_that_does_not_exist(env):
+    assert one_line(crow(env, "acp", "--agent", "no_such_module_xyz:build"), 3) == "--agent: no module named 'no_such_module_xyz'"
+
+
+def test_a_missing_or_file_cwd_is_refused(env, tmp_path):
+    assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path / "gone")), 2) == f"--cwd {tmp_path / 'gone'}: no such directory"
+    (tmp_path / "file").write_text("")
+    assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path / "file")), 2).endswith("not a directory")
+
+
+def test_a_relative_cwd_is_resolved(crow_home, tmp_path):
+    (tmp_path / "sub").mkdir()
+    with ScriptedModel([Reply(text="ok")]) as model:
+        done = crow(crow_env(crow_home, model.base_url), "run", "hi", "--cwd", "sub", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
+def test_a_config_error_stops_crow_run(env, crow_home, tmp_path):
+    (crow_home / "config.toml").write_text("[timeouts]\nmodle = 5\n")
+    message = one_line(crow(env, "run", "hi", "--cwd", str(tmp_path)), 3)
+    assert message == f"{crow_home / 'config.toml'}: `[timeouts]`: unknown key `modle`; did you mean `model`?"
+
+
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+def test_an_empty_prompt_is_refused(env, tmp_path, prompt):
+    message = one_line(crow(env, "run", prompt, "--cwd", str(tmp_path)), 2)
+    assert message.startswith("the prompt is empty")
+
+
+def test_the_scripted_models_port_in_use(env):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = crow(env, "--port", str(port), module="crow_acp.testing")
+    message = one_line(done, 1, prefix="crow_acp.testing: ")
+    assert message == f"cannot listen on 127.0.0.1:{port}: the port is already in use; choose another --port"
+
+
+def test_what_an_agent_module_prints_goes_to_stderr_not_the_wire(env, tmp_path):
+    spec = agent_file(tmp_path, "print('hello from import')\nimport sys\nfrom crow_acp import AcpAgent\n\ndef build():\n"
+                                "    print('hello from build', 'rich' in sys.modules)\n    return AcpAgent()\n")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    done = subprocess.run([sys.executable, "-m", "crow", "acp", "--agent", spec], env=env, capture_output=True,
+                          text=True, input=json.dumps(initialize) + "\n", timeout=90)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["id"] == 1, done.stdout
+    assert "hello from import" in done.stderr
+    assert "hello from build False" in done.stderr, "crow acp's start-up path does not import rich"
+
+
+def test_version_and_help(env):
+    assert crow(env, "--version").stdout.startswith("crow ")
+    help_text = crow(env, "--help").stdout
+    for needle in ("OPENAI_API_KEY", "CROW_HOME", "CROW_LOG_LEVEL", "config.toml", "sessions.db", "logs/crow.log",
+                   "skills/", "exit statuses", "130"):
+        assert needle in help_text, needle

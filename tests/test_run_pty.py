@@ -1,0 +1,109 @@
+"""`crow run` under a real pseudo-terminal: live tool status, the permission prompt with its diff,
+answers that fail closed, and Ctrl-C at each moment (exit 130, no traceback)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from helpers import crow_env
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+
+TIMEOUT = 60
+STYLE = r"(?:\x1b\[[0-9;]*m)*"  # rich may switch styles between the words
+
+
+def shown(*parts: str) -> str:
+    """A pattern for these literal parts, in order, with any styling between them."""
+    return STYLE.join(re.escape(part) for part in parts)
+
+
+def spawn(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable, ["-m", "crow", "run", "--cwd", str(cwd), *args], env={**env, "TERM": "xterm-256color"},
+        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 120),
+    )
+    child.logfile_read = open(cwd / "screen.log", "w")  # read back for "no traceback" anywhere on screen
+    return child
+
+
+def finish(child: pexpect.spawn, cwd: Path) -> tuple[int, str]:
+    child.expect(pexpect.EOF)
+    child.close()
+    child.logfile_read.close()
+    return child.exitstatus, (cwd / "screen.log").read_text()
+
+
+def write(path: str, content: str) -> ToolCall:
+    return ToolCall("write_file", {"path": path, "content": content})
+
+
+def test_live_status_and_the_permission_prompt_with_its_diff(crow_home, tmp_path):
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    script = [
+        Reply(text="Updating the notes.", tool_calls=[write("notes.txt", "one\nTWO\n")]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo begun; sleep 3; echo ended"})]),
+        Reply(text="All done."),
+    ]
+    with ScriptedModel(script) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "update the notes")
+        child.expect("Updating the notes.")
+        child.expect(shown("Allow ", "Write notes.txt"))
+        child.expect("-two")  # the diff, before anything is written
+        child.expect(r"\+TWO")
+        child.expect(r"\[N\] reject")
+        assert (tmp_path / "notes.txt").read_text() == "one\ntwo\n"
+        child.sendline("y")
+        child.expect(shown("✓ ", "Write notes.txt"))
+        child.expect(r"\+TWO")  # and the diff after it ran
+        child.expect(r"\$ echo begun; sleep 3; echo ended")
+        child.sendline("y")
+        child.expect(r"running \ds")  # a spinner with the elapsed time while the command runs
+        child.expect(shown("✓ ", "`echo begun"))
+        child.expect("All done.")
+        status, screen = finish(child, tmp_path)
+    assert status == 0, screen
+    assert (tmp_path / "notes.txt").read_text() == "one\nTWO\n"
+    assert "Traceback" not in screen and "INFO" not in screen, "no logs on the screen"
+
+
+def test_only_a_clear_yes_allows(crow_home, tmp_path):
+    answers = ["maybe", "", "n", "yess", None]  # None: Ctrl-D
+    script = [Reply(tool_calls=[write(f"f{i}.txt", "x")]) for i in range(len(answers))]
+    script += [Reply(tool_calls=[write("allowed.txt", "x")]), Reply(text="Finished.")]
+    with ScriptedModel(script) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "write files")
+        for answer in [*answers, "Y"]:
+            child.expect(r"\[N\] reject: ")
+            child.sendeof() if answer is None else child.sendline(answer)
+        child.expect("Finished.")
+        status, screen = finish(child, tmp_path)
+    assert status == 0, screen
+    assert [path.name for path in tmp_path.glob("*.txt")] == ["allowed.txt"]
+    refusals = [r["messages"][-1]["content"] for r in model.requests[1 : len(answers) + 1]]
+    assert all("rejected" in text for text in refusals), refusals
+
+
+@pytest.mark.parametrize("moment", ["streaming", "permission", "tool"])
+def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(crow_home, tmp_path, moment):
+    script = {
+        "streaming": [Reply(text="word " * 2000, delay=0.02)],
+        "permission": [Reply(tool_calls=[write("never.txt", "x")])],
+        "tool": [Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 60"})])],
+    }[moment]
+    with ScriptedModel(script, default=Reply(text="after")) as model:
+        args = ["--yes"] if moment == "tool" else []
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "go", *args)
+        child.expect({"streaming": "word word word", "permission": r"\[N\] reject", "tool": r"running \ds"}[moment])
+        child.sendintr()
+        child.expect("interrupted")
+        status, screen = finish(child, tmp_path)
+    assert status == 130, screen
+    assert "Traceback" not in screen and "KeyboardInterrupt" not in screen
+    assert not (tmp_path / "never.txt").exists()
+    assert os.path.exists(crow_home / "logs" / "crow.log")
