@@ -13,7 +13,7 @@ from typing import Any
 
 from helpers import in_process
 
-from crow.cli import load_agent
+from crow.agent_loader import load_agent
 from crow_acp.function_model import FunctionModel
 
 

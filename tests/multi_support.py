@@ -12,7 +12,7 @@ from acp import PROTOCOL_VERSION
 from helpers import TESTS, crow_env, run_crow
 
 import crow_acp.models
-from crow.cli import load_agent
+from crow.agent_loader import load_agent
 from crow_acp.function_model import FunctionModel
 from crow_acp.testing import ScriptedModel
 

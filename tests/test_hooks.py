@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
 from acp import RequestError
 from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text, write_config
 
-from crow.cli import load_agent
+from crow.agent_loader import load_agent
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, SlashCommand, load_config
 from crow_acp.events import (
     ErrorOccurred,
