@@ -6,8 +6,10 @@ import anyio
 import pytest
 from acp import RequestError
 
+from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ScriptedModel
 from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from inproc import crow
 
 PROFILES = """
 model = "fast"
@@ -60,27 +62,28 @@ async def test_the_model_picker_switches_and_remembers_the_model(crow_home):
 
 
 @pytest.mark.anyio
-async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_home):
-    with ScriptedModel(default=Reply(text="slow " * 40, chunks=40, delay=0.1)) as model:
-        client = RecordingClient()
-        with anyio.fail_after(60):
-            async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
-                sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
-                results: dict[str, str] = {}
+async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_home, monkeypatch):
+    """In process, so the test knows the second prompt is queued (every other task is blocked) before it cancels."""
+    model = FunctionModel(default=Reply(text="slow " * 40, chunks=40, delay=0.1))
+    client = RecordingClient()
+    with anyio.fail_after(60):
+        async with crow(crow_home, model, monkeypatch, client, agent=CORE_AGENT) as conn:
+            sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
+            results: dict[str, str] = {}
 
-                async def ask(name: str) -> None:
-                    results[name] = (await conn.prompt(session_id=sid, prompt=[text(name)])).stop_reason
+            async def ask(name: str) -> None:
+                results[name] = (await conn.prompt(session_id=sid, prompt=[text(name)])).stop_reason
 
-                async with anyio.create_task_group() as group:
-                    group.start_soon(ask, "first")
-                    await client.wait_for(lambda c: c.of("agent_message_chunk"))
-                    group.start_soon(ask, "second")
-                    await anyio.sleep(0.3)  # the second prompt is queued behind the first
-                    await conn.cancel(session_id=sid)
-                assert results == {"first": "cancelled", "second": "cancelled"}
-                assert len(model.requests) == 1, "the queued prompt never reached the model"
-                model.add(Reply(text="fresh"))
-                assert (await conn.prompt(session_id=sid, prompt=[text("third")])).stop_reason == "end_turn"
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask, "first")
+                await client.wait_for(lambda c: c.of("agent_message_chunk"))
+                group.start_soon(ask, "second")
+                await anyio.wait_all_tasks_blocked()  # the second prompt waits for the first's turn
+                await conn.cancel(session_id=sid)
+            assert results == {"first": "cancelled", "second": "cancelled"}
+            assert len(model.requests) == 1, "the queued prompt never reached the model"
+            model.add(Reply(text="fresh"))
+            assert (await conn.prompt(session_id=sid, prompt=[text("third")])).stop_reason == "end_turn"
 
 
 @pytest.mark.anyio
