@@ -21,13 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crow_acp.agent import AcpAgent  # noqa: E402
-from crow_acp.config import Config, ModelProfile  # noqa: E402
-from crow_acp.events import Usage  # noqa: E402
-from crow_acp.history import EntryMeta  # noqa: E402
-from crow_acp.session import Session, SessionAccess  # noqa: E402
-from crow_compact import default_compact  # noqa: E402
-from crow_compact.tokens import count_message, encoder_for  # noqa: E402
+from crow_acp.agent import AcpAgent
+from crow_acp.config import Config, ModelProfile
+from crow_acp.events import Usage
+from crow_acp.history import EntryMeta
+from crow_acp.session import Session, SessionAccess
+from crow_compact import default_compact
+from crow_compact.tokens import count_message, encoder_for
 
 WORDS = "the of session tool call result file path def return async await import class token model user".split()
 

@@ -160,7 +160,7 @@ async def baseline_rss() -> int:
         PY, "-c", "import acp, openai, mcp, sys; print(open('/proc/self/status').read())", stdout=asyncio.subprocess.PIPE
     )
     out, _ = await proc.communicate()
-    line = next(l for l in out.decode().splitlines() if l.startswith("VmHWM:"))
+    line = next(text for text in out.decode().splitlines() if text.startswith("VmHWM:"))
     return int(line.split()[1])
 
 
@@ -217,9 +217,9 @@ async def main() -> None:
         echo_start = await cold_start(echo_1, env, args.starts)
         row("cold start (spawn → initialize)", crow_start, echo_start, "≤ 1.3x echo agent")
 
-        crow_1, crow_first, rss_1 = await acp_turns(CROW, env, args.turns)
+        crow_1, _, rss_1 = await acp_turns(CROW, env, args.turns)
         echo_turn_1, _, _ = await acp_turns(echo_1, env, args.turns)
-        raw_1, raw_first = await raw_stream(one.base_url, args.turns)
+        raw_1, _ = await raw_stream(one.base_url, args.turns)
         row("turn, 1-token reply", crow_1, echo_turn_1 + raw_1, "≤ 2x (echo turn + raw stream)")
 
         crow_200, crow_first_200, rss_200 = await acp_turns(CROW, crow_env(home, many.base_url), args.turns)

@@ -44,12 +44,42 @@ _EXPORTS = {
     "serve": "crow_acp.serve",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AcpAgent",
+    "AfterToolArgs",
+    "Allow",
+    "Answer",
+    "BeforeToolArgs",
+    "BeginSessionArgs",
+    "Config",
+    "CrowCallbacks",
+    "EndReason",
+    "EndSessionArgs",
+    "EndTurnArgs",
+    "FunctionTool",
+    "HookName",
+    "MultiAgent",
+    "OffersCommands",
+    "PostResponseArgs",
+    "PreRequestArgs",
+    "Refuse",
+    "Rewrite",
+    "SessionAccess",
+    "SlashCommand",
+    "StopReason",
+    "Tool",
+    "ToolCallInfo",
+    "ToolContext",
+    "ToolDecision",
+    "ToolResult",
+    "ToolView",
+    "load_config",
+    "permission_policy",
+    "serve",
+]
 
 if TYPE_CHECKING:
     from .agent import AcpAgent
-    from .config import Config, load_config
-    from .events import ToolResult, ToolView
     from .api import (
         AfterToolArgs,
         Allow,
@@ -73,10 +103,12 @@ if TYPE_CHECKING:
         ToolContext,
         ToolDecision,
     )
-    from .tool_gate import permission_policy
+    from .config import Config, load_config
+    from .events import ToolResult, ToolView
     from .multi import MultiAgent
     from .serve import serve
     from .session import SessionAccess
+    from .tool_gate import permission_policy
     from .tools import FunctionTool
 
 

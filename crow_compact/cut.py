@@ -11,8 +11,9 @@ reject a result without its call, and a history that was already broken must not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from crow_acp.history import EntryMeta
 

@@ -14,7 +14,8 @@ reuses the counts of message objects it has seen, so only new text is ever token
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .cut import Entry, is_prompt
 from .tokens import Encoder, count_message, message_text
@@ -110,7 +111,7 @@ class TokenLedger:
         self.messages[0], self.counts[0] = message, count
 
     def _recount(self, entries: Sequence[Entry], compactions: int) -> None:
-        known = {id(message): count for message, count in zip(self.messages, self.counts)}
+        known = {id(message): count for message, count in zip(self.messages, self.counts, strict=True)}
         self.messages, self.counts, self.total = [], [], 0
         self.last_prompt = self.last_user = None
         self.compactions = compactions

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from crow_acp.session import SUMMARY_PREFIX
 
@@ -67,8 +68,8 @@ def transcript(older: Sequence[Entry], max_chars: int) -> str:
 
 def _fit(blocks: list[str], older: Sequence[Entry], max_chars: int) -> list[str]:
     """Earlier summaries, then the newest other blocks that fit in max_chars, in order."""
-    summaries = [block for block, entry in zip(blocks, older) if entry.meta.kind == "summary"]
-    rest = [block for block, entry in zip(blocks, older) if entry.meta.kind != "summary"]
+    summaries = [block for block, entry in zip(blocks, older, strict=True) if entry.meta.kind == "summary"]
+    rest = [block for block, entry in zip(blocks, older, strict=True) if entry.meta.kind != "summary"]
     room, kept = max_chars - sum(map(len, summaries)), []
     for block in reversed(rest):
         if len(block) > room:

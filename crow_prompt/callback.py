@@ -6,9 +6,10 @@ import datetime
 import inspect
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from crow_acp.config import crow_home
 

@@ -54,7 +54,7 @@ async def _git_status(cwd: Path) -> str | None:
         return None
     try:
         out, _ = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         process.kill()
         await process.wait()
         log.info("git status took over %s s in %s", GIT_TIMEOUT, cwd)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import traceback
+from collections.abc import Iterable
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from crow_acp.errors import ConfigError
 

@@ -101,7 +101,9 @@ class SkillsHook:
         """Put back the skill bodies compaction removed: newest first, within the token budget."""
         injected = list(session.get_context(INJECTED_KEY, []))
         here = present(messages)
-        budget, chosen, dropped = self.reinject_budget, [], []
+        budget = self.reinject_budget
+        chosen: list[tuple[str, str]] = []
+        dropped: list[str] = []
         for name in reversed([name for name in injected if name not in here]):
             skill = found.skills.get(name)
             text = wrap(skill, REINJECTED_NOTE, max_tokens=self.reinject_skill_cap) if skill else ""

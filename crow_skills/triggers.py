@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .skill import Skill
 

@@ -106,3 +106,4 @@ def test_legacy_rows_replay_as_they_did(tmp_path):
     tool = updates[3]
     assert (tool.kind, tool.status, tool.raw_input) == ("read", "completed", {"path": "a.py"})
     assert [loc.path for loc in tool.locations] == ["/w/a.py"]
+
