@@ -11,10 +11,11 @@ import asyncio
 import fnmatch
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from crow.exits import FAILED, OK
 

@@ -144,8 +144,16 @@ def run_terminal(args: argparse.Namespace) -> int:
     from crow.run import RunOptions, run_prompt
 
     agent_args = [flag for name in ("agent", "model") if (value := getattr(args, name)) for flag in (f"--{name}", value)]
+    warnings = config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
         prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format,
-        verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=config.warnings(),
+        verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=warnings,
     )
     return run_prompt(options)
+
+
+def _skill_warnings(home: Path, cwd: str) -> list[str]:
+    """Broken skills, once, before the run: the agent skips them silently (they are in the log)."""
+    from crow_skills.discover import discover, search_dirs
+
+    return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]

@@ -28,7 +28,7 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
-def _http_url(cls: type, value: str | None) -> str | None:
+def _http_url(value: str | None) -> str | None:
     if value is not None and not value.startswith(("http://", "https://")):
         raise ValueError(f"must start with http:// or https://, got {value!r}")
     return value
@@ -66,7 +66,10 @@ class ModelProfile(Section):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields for providers with their own knobs."""
 
-    _check_url = field_validator("base_url")(classmethod(_http_url))
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return _http_url(value)
 
 
 class McpServerConfig(Section):
@@ -87,7 +90,10 @@ class McpServerConfig(Section):
     enabled: bool = True
     """False turns the server off without deleting it."""
 
-    _check_url = field_validator("url")(classmethod(_http_url))
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return _http_url(value)
 
     @model_validator(mode="after")
     def _one_kind(self) -> McpServerConfig:

@@ -98,3 +98,18 @@ async def test_crow_run_without_a_key_says_what_to_set(crow_home, tmp_path):
     done = await crow(env, "run", "hi", "--cwd", str(tmp_path))
     assert done.returncode == 3
     assert done.stderr.decode().startswith("crow: No model API key: set OPENAI_API_KEY in the environment")
+
+
+async def test_a_broken_skill_and_a_dead_mcp_server_are_one_warning_each(crow_home, tmp_path):
+    write_config(crow_home, '[mcp_servers.gone]\ncommand = "no-such-mcp-server-here"\n')
+    broken = crow_home / "skills" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "SKILL.md").write_text("no frontmatter\n")
+    async with ScriptedModel([Reply(text="Fine.")]) as model:
+        done = await crow(crow_env(crow_home, model.base_url), "run", "hi", "--cwd", str(tmp_path))
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == "Fine.\n"
+    warnings = [line for line in done.stderr.decode().splitlines() if line.startswith("crow: warning: ")]
+    assert len(warnings) == 2, warnings
+    assert "skill skipped: " in warnings[0] and "broken/SKILL.md" in warnings[0]
+    assert warnings[1].startswith("crow: warning: MCP server 'gone' is unavailable: command not found")

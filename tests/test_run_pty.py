@@ -47,7 +47,7 @@ def test_live_status_and_the_permission_prompt_with_its_diff(crow_home, tmp_path
     (tmp_path / "notes.txt").write_text("one\ntwo\n")
     script = [
         Reply(text="Updating the notes.", tool_calls=[write("notes.txt", "one\nTWO\n")]),
-        Reply(tool_calls=[ToolCall("run_command", {"command": "echo begun; sleep 3; echo ended"})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo be''gun; sleep 3; echo en''ded"})]),
         Reply(text="All done."),
     ]
     with ScriptedModel(script) as model:
@@ -61,10 +61,12 @@ def test_live_status_and_the_permission_prompt_with_its_diff(crow_home, tmp_path
         child.sendline("y")
         child.expect(shown("✓ ", "Write notes.txt"))
         child.expect(r"\+TWO")  # and the diff after it ran
-        child.expect(r"\$ echo begun; sleep 3; echo ended")
+        child.expect(re.escape("$ echo be''gun; sleep 3; echo en''ded"))
         child.sendline("y")
         child.expect(r"running \ds")  # a spinner with the elapsed time while the command runs
-        child.expect(shown("✓ ", "`echo begun"))
+        child.expect("    begun")  # and the output's tail, live, before the command ends
+        assert "ended" not in child.before
+        child.expect(shown("✓ ", "`echo be''gun"))
         child.expect("All done.")
         status, screen = finish(child, tmp_path)
     assert status == 0, screen

@@ -54,5 +54,5 @@ class TerminalClient:
             self.view.usage(update)
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
-        state, _ = self._state(tool_call)
+        state = self._state(tool_call)[0]
         return decide(await self.view.ask(state, options), options)

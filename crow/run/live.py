@@ -134,7 +134,9 @@ class LiveView:
         for diff in state.diffs():
             self.out.print(diff_text(diff), end="")
         if not state.diffs():
-            lines = "\n".join(state.texts()).rstrip("\n").splitlines()
+            lines = state.lines()
+            while lines and not lines[-1].strip():
+                lines.pop()
             style = "red" if state.status == "failed" else "dim"
             for line in lines[:PREVIEW_LINES]:
                 self.out.print(Text("  " + line, style=style, no_wrap=True, overflow="ellipsis"))

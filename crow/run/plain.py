@@ -21,7 +21,12 @@ async def read_answer(question: str, stream: TextIO) -> str:
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[str] = loop.create_future()
     fd = sys.stdin.fileno()
-    loop.add_reader(fd, lambda: answer.done() or answer.set_result(sys.stdin.readline()))
+
+    def ready() -> None:
+        if not answer.done():
+            answer.set_result(sys.stdin.readline())
+
+    loop.add_reader(fd, ready)
     try:
         return await answer
     finally:
@@ -34,6 +39,7 @@ class PlainView:
         self.at_line_start = True
         self.after_tool = False
         self.thinking = False
+        self.warned: set[str] = set()
         self.dim, self.reset = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
 
     def _err(self, line: str) -> None:
@@ -79,7 +85,9 @@ class PlainView:
         pass
 
     def warning(self, message: str) -> None:
-        self._err(f"crow: warning: {message}")
+        if message not in self.warned:
+            self.warned.add(message)
+            self._err(f"crow: warning: {message}")
 
     def log(self, line: str) -> None:
         self._err(self.dim + line + self.reset)

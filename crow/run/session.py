@@ -13,8 +13,9 @@ import collections
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, TypeVar
+from typing import Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.client.connection import ClientSideConnection
@@ -115,7 +116,8 @@ async def drive(options: RunOptions, view: View) -> int:
         view.warning(warning)
     async with agent_process(options, view) as child:
         assert child.process.stdin is not None and child.process.stdout is not None
-        conn = ClientSideConnection(client, child.process.stdin, child.process.stdout, use_unstable_protocol=True)
+        # TerminalClient implements the Client methods crow uses; the SDK's Protocol lists them all.
+        conn = ClientSideConnection(cast(Any, client), child.process.stdin, child.process.stdout, use_unstable_protocol=True)
         try:
             return await _prompt(options, view, client, conn, child)
         except ChildExited:

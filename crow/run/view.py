@@ -42,17 +42,20 @@ class ToolState:
         out = []
         for item in self.content:
             inner = getattr(item, "content", None)
-            if getattr(item, "type", None) == "content" and getattr(inner, "type", None) == "text":
+            if inner is not None and getattr(item, "type", None) == "content" and getattr(inner, "type", None) == "text":
                 out.append(inner.text)
         return out
 
     def diffs(self) -> list[Any]:
         return [item for item in self.content if getattr(item, "type", None) == "diff"]
 
-    def tail(self, lines: int) -> list[str]:
+    def lines(self) -> list[str]:
+        """The text output's lines, without the code fences a command's output comes in."""
+        return [line for text in self.texts() for line in text.splitlines() if not line.startswith("```")]
+
+    def tail(self, count: int) -> list[str]:
         """The last lines of the text output: a running command's live output."""
-        text = "\n".join(self.texts()).rstrip("\n")
-        return text.splitlines()[-lines:] if text else []
+        return self.lines()[-count:]
 
 
 def unified_diff(item: Any, context: int = 3) -> list[str]:

@@ -19,7 +19,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from .wire import (
-    Entry, Fault, Reply, Responder, Writer, _error_body, _head, _split, _write_chunk, finish_reason, is_title_request, usage_of,
+    Entry,
+    Fault,
+    Reply,
+    Responder,
+    Writer,
+    _error_body,
+    _head,
+    _split,
+    _write_chunk,
+    finish_reason,
+    is_title_request,
+    usage_of,
 )
 
 log = logging.getLogger(__name__)
@@ -245,7 +256,7 @@ class ScriptedModel:
     def _calls(self, reply: Reply) -> list[tuple[str, str, str]]:
         """(id, name, arguments string) per tool call; ids are drawn per send so a reused Reply stays unique."""
         args = [c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments) for c in reply.tool_calls]
-        return [(c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args)]
+        return [(c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args, strict=True)]
 
     def _deltas(self, reply: Reply) -> list[dict]:
         deltas: list[dict] = [{"role": "assistant", "content": ""}]
@@ -271,7 +282,7 @@ class ScriptedModel:
         return head | {"model": self.model, "choices": [choice], "usage": usage_of(reply, req)}
 
     async def _stream(self, writer: Writer, reply: Reply, req: dict, keep: bool, cut_after: int | None = None) -> None:
-        base = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion.chunk"}
+        base: dict[str, Any] = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion.chunk"}
         base |= {"created": int(time.time()), "model": self.model}
         with_usage = bool((req.get("stream_options") or {}).get("include_usage"))
         if with_usage:

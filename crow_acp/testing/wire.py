@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from http.client import responses
 from typing import Any
 
+
 @dataclass
 class ToolCall:  # one tool call the model "makes"
     name: str
@@ -62,7 +63,7 @@ def _split(text: str, n: int | None) -> list[str]:
     n = max(1, min(n, len(text)))  # never emit empty deltas
     size, extra = divmod(len(text), n)
     bounds = list(itertools.accumulate([0] + [size + (i < extra) for i in range(n)]))
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
