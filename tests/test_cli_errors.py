@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import crow_env
 
-from crow_acp.testing import Reply, ScriptedModel
+from crow_acp.testing import Fault, Reply, ScriptedModel
 
 UNUSED_URL = "http://127.0.0.1:9/v1"  # nothing answers: these runs must stop before any model call
 
@@ -123,3 +123,28 @@ def test_version_and_help(env):
     for needle in ("OPENAI_API_KEY", "CROW_HOME", "CROW_LOG_LEVEL", "config.toml", "sessions.db", "logs/crow.log",
                    "skills/", "exit statuses", "130"):
         assert needle in help_text, needle
+
+
+def test_a_401_names_the_variable_the_profile_reads_and_the_error_is_logged(crow_home, tmp_path):
+    (crow_home / "config.toml").write_text('model = "p"\nmax_retries = 0\n[models.p]\napi_key_env = "MY_KEY"\n')
+    with ScriptedModel([Fault(401, "bad key")]) as model:
+        env = {**crow_env(crow_home, model.base_url), "MY_KEY": "wrong"}
+        done = crow(env, "run", "hi", "--cwd", str(tmp_path))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"crow: The model endpoint ({model_url(done)}) rejected the API key (401). Check MY_KEY." in done.stderr
+    log = (crow_home / "logs" / "crow.log").read_text()
+    assert "turn failed: The model endpoint" in log and "Check MY_KEY" in log
+
+
+def model_url(done: subprocess.CompletedProcess) -> str:
+    return done.stderr.split("The model endpoint (", 1)[1].split(")", 1)[0]
+
+
+def test_verbose_shows_the_agents_logs(crow_home, tmp_path):
+    with ScriptedModel(default=Reply(text="ok")) as model:
+        env = {**crow_env(crow_home, model.base_url), "CROW_LOG_LEVEL": "DEBUG"}
+        quiet = crow(env, "run", "hi", "--cwd", str(tmp_path))
+        loud = crow(env, "run", "hi", "-v", "--cwd", str(tmp_path))
+    assert quiet.stdout == loud.stdout == "ok\n"
+    assert " DEBUG " not in quiet.stderr and " DEBUG " in loud.stderr

@@ -47,9 +47,10 @@ class Child:
         while line := await self.process.stderr.readline():
             text = line.decode("utf-8", "replace").rstrip()
             self.tail.append(text)
-            log.info("agent: %s", text)
-            if verbose:
+            if verbose:  # the child logs to crow.log itself and, with -v, to this pipe too
                 view.log(text)
+            else:  # MCP servers' stderr and what the agent prints: kept in crow.log
+                log.info("agent: %s", text)
 
     async def call(self, request: Awaitable[T]) -> T:
         """The request's answer, or ChildExited when the child dies first (a request would wait forever)."""
@@ -98,7 +99,8 @@ def _log_hint() -> str:
 
 @asynccontextmanager
 async def agent_process(options: RunOptions, view: View) -> AsyncIterator[Child]:
-    command = [sys.executable, "-m", "crow", "acp", "--log-file-only", *options.agent_args]
+    quiet = [] if options.verbose else ["--log-file-only"]
+    command = [sys.executable, "-m", "crow", "acp", *quiet, *options.agent_args]
     process = await asyncio.create_subprocess_exec(
         *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True, limit=LINE_LIMIT,
