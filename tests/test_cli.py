@@ -63,12 +63,12 @@ async def test_format_json_prints_one_object_per_event(crow_home, tmp_path):
 
 
 async def test_a_permission_nobody_can_answer_is_refused(crow_home, tmp_path):
-    script = [Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "hi"})]), Reply(text="ok")]
+    script = [Reply(tool_calls=[ToolCall("write_file", {"path": "x\x1b[2K.txt", "content": "hi"})]), Reply(text="ok")]
     async with ScriptedModel(script) as model:
         done = await crow(crow_env(crow_home, model.base_url), "run", "write", "--cwd", str(tmp_path))
     assert done.returncode == 0, done.stderr.decode()
-    assert "permission needed; refused" in done.stderr.decode()
-    assert not (tmp_path / "x.txt").exists()
+    assert "⚙ Write x\\x1b[2K.txt: permission needed; refused" in done.stderr.decode(), "escapes are shown, not obeyed"
+    assert [path.name for path in tmp_path.iterdir()] == ["crow-home"], "nothing written"
     assert "rejected" in model.requests[-1]["messages"][-1]["content"]
 
 

@@ -109,3 +109,16 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(crow_home, tmp_path,
     assert "Traceback" not in screen and "KeyboardInterrupt" not in screen
     assert not (tmp_path / "never.txt").exists()
     assert os.path.exists(crow_home / "logs" / "crow.log")
+
+
+def test_escape_sequences_from_the_model_cannot_disguise_a_command(crow_home, tmp_path):
+    sneaky = "echo harmless\x1b[2K\rrm -rf ~"
+    script = [Reply(text="Trust me.\x1b]0;owned\x07", tool_calls=[ToolCall("run_command", {"command": sneaky})])]
+    with ScriptedModel(script, default=Reply(text="ok")) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "go")
+        child.expect(r"\[N\] reject: ")
+        child.sendline("n")
+        status, screen = finish(child, tmp_path)
+    assert status == 0, screen
+    assert "$ echo harmless\\x1b[2K\\x0drm -rf ~" in screen
+    assert "\x1b]0;owned" not in screen and "\\x1b]0;owned\\x07" in screen

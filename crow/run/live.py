@@ -16,7 +16,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from crow.run.plain import REFUSED, read_answer
-from crow.run.view import FINISHED, ToolState, command_of, unified_diff
+from crow.run.view import FINISHED, ToolState, command_of, printable, unified_diff
 
 TAIL_LINES = 6
 PREVIEW_LINES = 8
@@ -31,11 +31,11 @@ def diff_text(item: Any) -> Text:
     for line in shown:
         style = "bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+") else \
             "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "dim"
-        text.append("  " + line + "\n", style=style)
+        text.append("  " + printable(line) + "\n", style=style)
     if hidden > 0:
         text.append(f"  … {hidden} more lines\n", style="dim")
     if not shown:
-        text.append(f"  {item.path}: no change\n", style="dim")
+        text.append(f"  {printable(item.path)}: no change\n", style="dim")
     return text
 
 
@@ -49,13 +49,13 @@ class ActiveCalls:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for state in list(self.calls.values()):
             if state.status != "in_progress":
-                yield Text.assemble(("○ ", "dim"), state.title, ("  pending", "dim"))
+                yield Text.assemble(("○ ", "dim"), printable(state.title), ("  pending", "dim"))
                 continue
             spinner = self.spinners.setdefault(state.id, Spinner("dots", style="cyan"))
-            spinner.update(text=Text.assemble(state.title, (f"  running {state.elapsed:.0f}s", "dim")))
+            spinner.update(text=Text.assemble(printable(state.title), (f"  running {state.elapsed:.0f}s", "dim")))
             yield spinner
             for line in state.tail(TAIL_LINES):
-                yield Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis")
+                yield Text("    " + printable(line), style="dim", no_wrap=True, overflow="ellipsis")
 
 
 class LiveView:
@@ -92,7 +92,7 @@ class LiveView:
         self.streaming = None
 
     def _write(self, text: str, style: str | None = None) -> None:
-        self.out.print(text, end="", style=style, markup=False, highlight=False, soft_wrap=True)
+        self.out.print(printable(text), end="", style=style, markup=False, highlight=False, soft_wrap=True)
         self.at_line_start = text.endswith("\n")
 
     # -- the stream
@@ -128,9 +128,9 @@ class LiveView:
     def _print_finished(self, state: ToolState) -> None:
         took = f" {state.elapsed:.1f}s" if state.started is not None else ""
         if state.status == "completed":
-            self.out.print(Text.assemble(("✓ ", "green"), state.title, (took, "dim")))
+            self.out.print(Text.assemble(("✓ ", "green"), printable(state.title), (took, "dim")))
         else:
-            self.out.print(Text.assemble(("✗ ", "red"), state.title, (" failed" + took, "red")))
+            self.out.print(Text.assemble(("✗ ", "red"), printable(state.title), (" failed" + took, "red")))
         for diff in state.diffs():
             self.out.print(diff_text(diff), end="")
         if not state.diffs():
@@ -139,7 +139,7 @@ class LiveView:
                 lines.pop()
             style = "red" if state.status == "failed" else "dim"
             for line in lines[:PREVIEW_LINES]:
-                self.out.print(Text("  " + line, style=style, no_wrap=True, overflow="ellipsis"))
+                self.out.print(Text("  " + printable(line), style=style, no_wrap=True, overflow="ellipsis"))
             if len(lines) > PREVIEW_LINES:
                 self.out.print(Text(f"  … {len(lines) - PREVIEW_LINES} more lines", style="dim"))
 
@@ -147,7 +147,7 @@ class LiveView:
         marks = {"completed": "☑", "in_progress": "◐"}
         self._hide_live()
         self._end_stream()
-        self.out.print(Group(*(Text(f"  {marks.get(e.status, '☐')} {e.content}") for e in entries)))
+        self.out.print(Group(*(Text(f"  {marks.get(e.status, '☐')} {printable(e.content)}") for e in entries)))
         self._show_live()
 
     def usage(self, update: Any) -> None:
@@ -159,11 +159,11 @@ class LiveView:
         self.warned.add(message)
         self._hide_live()
         self._end_stream()
-        self.err.print(Text("⚠ " + message, style="yellow"))
+        self.err.print(Text("⚠ " + printable(message), style="yellow"))
         self._show_live()
 
     def log(self, line: str) -> None:
-        self.err.print(Text(line, style="dim"), markup=False)
+        self.err.print(Text(printable(line), style="dim"), markup=False)
 
     # -- questions and endings
     async def ask(self, state: ToolState, options: list[Any]) -> str | None:
@@ -171,9 +171,9 @@ class LiveView:
             return "y"
         self._hide_live()
         self._end_stream()
-        self.out.print(Text.assemble(("? ", "yellow bold"), ("Allow ", "bold"), (state.title, "bold"), ("?", "bold")))
+        self.out.print(Text.assemble(("? ", "yellow bold"), (f"Allow {printable(state.title)}?", "bold")))
         if command := command_of(state):
-            self.out.print(Text("  $ " + command, style="cyan"))
+            self.out.print(Text("  $ " + printable(command), style="cyan"))
         for diff in state.diffs():
             self.out.print(diff_text(diff), end="")
         try:
@@ -191,7 +191,7 @@ class LiveView:
     def error(self, message: str, session_id: str) -> None:
         self._hide_live()
         self._end_stream()
-        self.err.print(Text("crow: " + message, style="red"))
+        self.err.print(Text("crow: " + printable(message), style="red"))
         self.err.print(Text(f"[error · session {session_id}]", style="dim"))
 
     def stop(self, stop_reason: str, session_id: str) -> None:

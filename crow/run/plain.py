@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from crow.run.view import FINISHED, ToolState
+from crow.run.view import FINISHED, ToolState, printable
 
 PREVIEW = 400
 REFUSED = "permission needed; refused because no terminal can answer (rerun with --yes to allow tools)"
@@ -40,11 +40,12 @@ class PlainView:
         self.after_tool = False
         self.thinking = False
         self.warned: set[str] = set()
+        self.tty = sys.stdout.isatty()
         self.dim, self.reset = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
 
-    def _err(self, line: str) -> None:
+    def _err(self, line: str, *, dim: bool = False) -> None:
         self._end_thought()
-        sys.stderr.write(line + "\n")
+        sys.stderr.write((self.dim if dim else "") + printable(line) + (self.reset if dim else "") + "\n")
         sys.stderr.flush()
 
     def _end_thought(self) -> None:
@@ -57,13 +58,13 @@ class PlainView:
         if self.after_tool and not self.at_line_start:
             chunk = "\n" + chunk  # each step's text on its own line
         self.after_tool = False
-        sys.stdout.write(chunk)
+        sys.stdout.write(printable(chunk) if self.tty else chunk)  # a pipe gets the answer as it is
         sys.stdout.flush()
         self.at_line_start = chunk.endswith("\n")
 
     def thought(self, chunk: str) -> None:
         self.thinking = True
-        sys.stderr.write(self.dim + chunk + self.reset)
+        sys.stderr.write(self.dim + printable(chunk) + self.reset)
         sys.stderr.flush()
 
     def tool(self, state: ToolState, first: bool) -> None:
@@ -90,7 +91,7 @@ class PlainView:
             self._err(f"crow: warning: {message}")
 
     def log(self, line: str) -> None:
-        self._err(self.dim + line + self.reset)
+        self._err(line, dim=True)
 
     async def ask(self, state: ToolState, options: list[Any]) -> str | None:
         if self.approve:
@@ -103,11 +104,11 @@ class PlainView:
     def error(self, message: str, session_id: str) -> None:
         self._end()
         self._err(f"crow: {message}")
-        self._err(f"{self.dim}[error · session {session_id}]{self.reset}")
+        self._err(f"[error · session {session_id}]", dim=True)
 
     def stop(self, stop_reason: str, session_id: str) -> None:
         self._end()
-        self._err(f"{self.dim}[{stop_reason} · session {session_id}]{self.reset}")
+        self._err(f"[{stop_reason} · session {session_id}]", dim=True)
 
     def _end(self) -> None:
         if not self.at_line_start:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 FINISHED = ("completed", "failed")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Model or tool text as it may reach a terminal: control characters shown as \\xNN, so an escape
+    sequence or a carriage return cannot rewrite the screen or hide part of a command being approved."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
 
 
 @dataclass
