@@ -115,7 +115,13 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
     from crow.agent_loader import load_agent
     from crow_acp.serve import configure_logging, protect_stdout, serve
 
-    config = load(model)
+    config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
+    if spec is None:  # the default agent is built once initialize is answered (crow_acp/lazy_agent.py)
+        from crow_acp.lazy_agent import LazyAgent
+
+        configure_logging(config.log_dir, stderr=log_to_stderr)
+        serve(LazyAgent(lambda: load_agent(None, config)), protocol_fd=protect_stdout())
+        return
     configure_logging(config.log_dir, stderr=log_to_stderr)
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
     serve(load_agent(spec, config), protocol_fd=protocol_fd)

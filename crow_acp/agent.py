@@ -13,38 +13,28 @@ import uuid
 from typing import Any
 
 import anyio
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 from acp.schema import (
-    AgentCapabilities,
-    Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     ForkSessionResponse,
-    McpCapabilities,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
-    SessionAdditionalDirectoriesCapabilities,
-    SessionCapabilities,
-    SessionCloseCapabilities,
-    SessionForkCapabilities,
     SessionInfo,
-    SessionListCapabilities,
-    SessionResumeCapabilities,
 )
 
-from . import __version__
 from .agent_sessions import SessionControl
-from .acp_updates import AcpUpdates, commands_update, event_update, replay_updates
+from .acp_updates import AcpUpdates, commands_update, replay_updates
 from .config import Config, load_config
 from .errors import CommandError, CrowError
-from .events import ActivityReported, ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
+from .events import ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
 from .hooks import CrowCallbacks, OffersCommands, SlashCommand, call_user_code, run_hooks
 from .llm import ModelClient
 from .models import Models
 from .loop import CANCELLED, Turn, run_turn
+from .capabilities import initialize_response
 from .fork import copy_session
 from .titles import name_session
 from .mcp_host import McpHost, server_specs
@@ -120,23 +110,7 @@ class AcpAgent(SessionControl, OptionHandlers, SessionLifecycle):
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
         self.client_capabilities = client_capabilities
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
-                mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(),
-                    close=SessionCloseCapabilities(),
-                    fork=SessionForkCapabilities(),
-                    resume=SessionResumeCapabilities(),
-                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
-                ),
-            ),
-            agent_info=Implementation(name="crow", title="Crow", version=__version__),
-            auth_methods=[],
-        )
+        return initialize_response(protocol_version)
 
     # ACP: sessions
     async def new_session(
