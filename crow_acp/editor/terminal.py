@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import signal
+import stat
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from ..events import ToolResult
 from ..secrets import child_env, key_names
 from ..tools import FunctionTool, ToolContext
 from . import processes
-from .common import MAX_OUTPUT, client_can, guarded, int_arg, truncate
+from .common import MAX_OUTPUT, client_can, guarded, int_arg, off_loop, truncate
 from .paths import ToolError, Workspace
 
 log = logging.getLogger(__name__)
@@ -161,8 +162,8 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
         command = str(args["command"]).strip()
         if not command:
             raise ToolError("command is empty.")
-        cwd = ws.resolve(str(args.get("cwd") or "."))
-        if not os.path.isdir(cwd):
+        cwd, st = await off_loop(lambda stop: ws.confined.real_path(ws.resolve(str(args.get("cwd") or "."))))
+        if st is None or not stat.S_ISDIR(st.st_mode):  # the real path: a symlinked cwd cannot lead out
             raise ToolError(f"{ws.display(cwd)} is not a directory.")
         timeout = int_arg(args, "timeout", DEFAULT_TIMEOUT, high=MAX_TIMEOUT)
         if client_can(context, "terminal"):
