@@ -75,7 +75,9 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
     _paths(report, home, config, cwd)
     report.section("config")
     report.ok(f"{config.config_path} is valid" if config.config_path.exists() else "no config.toml: defaults")
-    for warning in config.warnings():
+    from crow.cli import _env_warnings
+
+    for warning in _env_warnings() + config.warnings():
         report.warn(warning)
     if agent:
         report.warn(f"--agent {agent}: its own models and servers are not checked, only the configuration's")

@@ -150,7 +150,7 @@ def run_terminal(args: argparse.Namespace) -> int:
     from crow.run import RunOptions, run_prompt
 
     agent_args = [flag for name in ("agent", "model") if (value := getattr(args, name)) for flag in (f"--{name}", value)]
-    warnings = config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
+    warnings = _env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
         prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format,
         verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=warnings,
@@ -163,3 +163,10 @@ def _skill_warnings(home: Path, cwd: str) -> list[str]:
     from crow_skills.discover import discover, search_dirs
 
     return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]
+
+
+def _env_warnings() -> list[str]:
+    from crow_acp.serve import log_level
+
+    problem = log_level()[1]
+    return [problem] if problem else []

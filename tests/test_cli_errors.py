@@ -146,5 +146,8 @@ def test_verbose_shows_the_agents_logs(crow_home, tmp_path):
         env = {**crow_env(crow_home, model.base_url), "CROW_LOG_LEVEL": "DEBUG"}
         quiet = crow(env, "run", "hi", "--cwd", str(tmp_path))
         loud = crow(env, "run", "hi", "-v", "--cwd", str(tmp_path))
+        odd = crow({**env, "CROW_LOG_LEVEL": "LOUD"}, "run", "hi", "--cwd", str(tmp_path))
     assert quiet.stdout == loud.stdout == "ok\n"
+    assert odd.returncode == 0
+    assert "crow: warning: CROW_LOG_LEVEL='LOUD' is not one of DEBUG, INFO, WARNING, ERROR; using INFO" in odd.stderr
     assert " DEBUG " not in quiet.stderr and " DEBUG " in loud.stderr
