@@ -15,6 +15,7 @@ from acp import RequestError
 
 from .history import EntryMeta, Handoff
 from .prompt_blocks import split_command, to_model_text
+from .secrets import redact, redact_json
 from .session import Session, SessionAccess
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ class SessionControl:
 
     def record_prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
         """Record a user prompt without running a turn (a pattern that gives the user's text to no agent)."""
-        self._session(session_id).record({"role": "user", "content": to_model_text(blocks)}, EntryMeta("prompt", blocks=blocks))
+        content = redact(to_model_text(blocks))  # no key reaches the store, even one the user pasted
+        self._session(session_id).record({"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(blocks)))
 
     def mark_handoff(self, session_id: str, since: int, source: str | None) -> None:
         """Tag the first prompt recorded after the first `since` entries as handed over by `source`,

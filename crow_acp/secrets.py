@@ -70,23 +70,26 @@ def redact_json(value: Any) -> Any:
     return value
 
 
-class RedactingFilter(logging.Filter):
-    """Rewrites a log record's message so no key value reaches a log handler."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if key_values():
-            message = record.getMessage()
-            cleaned = redact(message)
-            if cleaned != message:
-                record.msg, record.args = cleaned, None
-        return True
-
-
-_FILTER = RedactingFilter()
+_installed = False
 
 
 def _install_log_filter() -> None:
-    """On the root logger's handlers: a filter on a logger would miss its children's records."""
-    for handler in logging.getLogger().handlers:
-        if _FILTER not in handler.filters:
-            handler.addFilter(_FILTER)
+    """Redact every log record as it is made: whoever configures the handlers, and whenever."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    make = logging.getLogRecordFactory()
+
+    def redacting(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if key_values():
+            try:
+                message = record.getMessage()
+            except (TypeError, ValueError):  # a malformed format: logging reports it at emit time
+                return record
+            if (cleaned := redact(message)) != message:
+                record.msg, record.args = cleaned, None
+        return record
+
+    logging.setLogRecordFactory(redacting)
