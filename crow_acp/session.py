@@ -299,8 +299,8 @@ def answer_open_calls(session: Session, text: str) -> None:
     answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
     for call in calls if isinstance(calls, list) else ():
         if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"] not in answered:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            name = str(function.get("name") or "tool")
+            function = call.get("function")
+            name = str((function.get("name") if isinstance(function, dict) else None) or "tool")
             session.record(
                 {"role": "tool", "tool_call_id": call["id"], "content": text},
                 EntryMeta(tool=ToolDisplay(name, title=name, status="failed")),

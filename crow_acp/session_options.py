@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acp import RequestError
 from acp.schema import (
     ConfigOptionUpdate,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
     CurrentModeUpdate,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
 from . import thinking

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from .hooks import CrowCallbacks, EndReason, run_hooks
 from .session import SessionAccess

@@ -137,7 +137,6 @@ async def test_accept_edits_writes_inside_the_workspace_and_asks_for_commands(cr
 
 async def test_a_multi_agent_graph_shares_the_mode(crow_home, tmp_path, monkeypatch):
     from crow.patterns.bridge import add_agent_callback
-
     from crow_acp import MultiAgent
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

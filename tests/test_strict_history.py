@@ -105,7 +105,7 @@ def test_a_valid_history_is_sent_as_it_is():
     for _ in range(50):
         messages = well_formed(rng)
         strict = strict_messages(messages)
-        assert strict == messages and all(a is b for a, b in zip(strict, messages))
+        assert strict == messages and all(a is b for a, b in zip(strict, messages, strict=True))
 
 
 def damage(rng: random.Random, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
