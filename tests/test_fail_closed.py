@@ -135,25 +135,37 @@ class WireClient(RecordingClient):
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
         self.permission_requests.append((tool_call, options))
+        self._notify()
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
+        if answer == "hang":
+            await anyio.sleep_forever()
         return answer
 
 
 async def test_fail_closed_over_stdio(crow_home, tmp_path):
-    answers = [selected("allow_everything"), selected(""), RuntimeError("client broke"), selected("allow_once")]
+    write_config(crow_home, "[permissions]\ntimeout = 1\n")
+    answers = [
+        selected("allow_everything"),
+        selected(""),
+        RuntimeError("client broke"),
+        {"outcome": {"outcome": "selected"}},  # no option id: malformed on the wire
+        "hang",  # never answers: the permission timeout
+        selected("allow_once"),
+    ]
     script: list[Any] = []
-    for n in range(4):
+    for n in range(6):
         script += [Reply(tool_calls=[ToolCall("echo__add", {"a": n, "b": 10}, id=f"c{n}")]), Reply(text="ok")]
     client = WireClient(answers)
     async with ScriptedModel(script) as model:
         async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
-                for n in range(4):
+                for n in range(6):
                     assert (await conn.prompt(session_id=sid, prompt=[text(f"p{n}")])).stop_reason == "end_turn"
-    told = [results(model.requests[2 * n + 1])[f"c{n}"] for n in range(4)]
+    told = [results(model.requests[2 * n + 1])[f"c{n}"] for n in range(6)]
     assert "did not offer" in told[0] and "did not offer" in told[1]
-    assert "permission request failed" in told[2]
-    assert told[3] == "13"  # only the offered allow option ran the tool
+    assert "permission request failed" in told[2] and "permission request failed" in told[3]
+    assert "No answer to the permission request within 1 s" in told[4]
+    assert told[5] == "15"  # only the offered allow option ran the tool
