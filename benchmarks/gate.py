@@ -47,9 +47,9 @@ def strict_figures(runs: int) -> None:
         damaged = [dict(m) for m in messages]
         damaged.pop(3)  # a lost result
         damaged.append({"role": "tool", "tool_call_id": "ghost", "content": "?"})
-        copy = median_ms(lambda: list(messages), runs)
-        clean = median_ms(lambda: strict_messages(messages), runs)
-        broken = median_ms(lambda: strict_messages(damaged), runs)
+        copy = median_ms(lambda m=messages: list(m), runs)
+        clean = median_ms(lambda m=messages: strict_messages(m), runs)
+        broken = median_ms(lambda m=damaged: strict_messages(m), runs)
         print(f"strict_messages, {len(messages)} messages: {clean:.2f} ms (list copy {copy:.3f} ms), damaged {broken:.2f} ms")
 
 

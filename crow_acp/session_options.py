@@ -159,17 +159,18 @@ class OptionHandlers:
     options: SessionOptions
     conn: Any
     _session: Callable[[str], Session]
+    _live: Callable[[str], Awaitable[Session]]
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
         """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
-        session = self._session(session_id)
+        session = await self._live(session_id)
         self.options.apply(session, config_id, value)
         await self._options_changed(session_id, mode=config_id == MODE_OPTION)
         return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
         """The older mode API: the same modes as the "mode" config option."""
-        self.options.apply(self._session(session_id), MODE_OPTION, mode_id)
+        self.options.apply(await self._live(session_id), MODE_OPTION, mode_id)
         await self._options_changed(session_id, mode=True)
         return SetSessionModeResponse()
 

@@ -95,7 +95,11 @@ class SessionLifecycle:
     async def _release(self, session_id: str, reason: EndReason) -> None:
         """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
         session = self.sessions.get(session_id)
-        if session is None or (reason == "evicted" and _busy(session)):
+        if session is None:
+            if reason == "closed":
+                self.pool.evicted.pop(session_id, None)  # closed while evicted: a prompt must not reopen it
+            return
+        if reason == "evicted" and _busy(session):
             return  # an eviction never cancels work: a prompt may have started since the victims were picked
         await self.cancel(session_id)
         async with session.lock:  # the cancelled turn has wound down and recorded its results

@@ -133,3 +133,25 @@ async def test_a_bridge_does_not_hand_over_after_a_slash_command(crow_home, tmp_
                 assert handed == []
                 await agent.prompt(prompt=[{"type": "text", "text": "a question"}], session_id=sid)
     assert handed == ["the answer"]
+
+
+async def test_an_evicted_session_takes_options_and_a_closed_one_stays_closed(crow_home, tmp_path):
+    write_config(crow_home, "[sessions]\nmax_open = 1\n")
+    ends: list[tuple[str, str]] = []
+
+    async def end_session(session: Any, *, reason: str, **_: Any) -> None:
+        ends.append((session.session_id, reason))
+
+    async with in_process(AcpAgent(load_config(home=crow_home))) as agent:
+        agent.set_callbacks(CrowCallbacks(end_session=[end_session]))
+        with anyio.fail_after(20):
+            a = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            b = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert list(agent.sessions) == [b]
+            changed = await agent.set_config_option(config_id="mode", session_id=a, value="plan")  # reopens a
+            assert [o.current_value for o in changed.config_options if o.id == "mode"] == ["plan"]
+            assert list(agent.sessions) == [a] and agent.mode_of(a) == "plan"
+            await agent.close_session(session_id=b)  # closed while evicted
+            with pytest.raises(RequestError):
+                await agent.prompt(prompt=[{"type": "text", "text": "hi"}], session_id=b)
+    assert ends == [(a, "evicted"), (b, "evicted"), (a, "shutdown")]
