@@ -233,3 +233,29 @@ async def test_a_raising_or_confused_guard_refuses_the_call(crow_home, tmp_path,
     assert "guard failed (RuntimeError)" in told["veto"]
     assert "not a decision" in told["rewrite"] and "not a decision" in told["cache"]
     assert told["plain"] == "SECRET" and ran == [{"text": "secret"}]
+
+
+async def test_editor_tools_go_through_the_same_hooks(crow_home, tmp_path, monkeypatch):
+    from crow_acp.editor import editor_tools
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+
+    async def no_rm_rf(session: Any, *, call: Any, **_: Any) -> Any:
+        return Refuse("never run rm -rf") if "rm -rf" in str(call.arguments) else None
+
+    async def stamp(session: Any, *, call: Any, result: ToolResult, **_: Any) -> Any:
+        return ToolResult(f"[{call.kind}] {result.text}") if call.name == "read_file" else None
+
+    calls = [
+        ToolCall("run_command", {"command": f"rm -rf {tmp_path}"}, id="rm"),
+        ToolCall("read_file", {"path": "precious.txt"}, id="read"),
+    ]
+    callbacks = CrowCallbacks(begin_session=[editor_tools()], before_tool=[no_rm_rf], after_tool=[stamp])
+    model = await run_in_process(
+        crow_home, tmp_path, monkeypatch, callbacks, RecordingClient(), mode="full_access",
+        script=[Reply(tool_calls=calls), Reply(text="ok")],
+    )
+    told = results(model.requests[1])
+    assert told["rm"] == "never run rm -rf" and precious.read_text() == "keep me"
+    assert told["read"].startswith("[read] ") and "keep me" in told["read"]
