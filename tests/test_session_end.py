@@ -155,3 +155,22 @@ async def test_an_evicted_session_takes_options_and_a_closed_one_stays_closed(cr
             with pytest.raises(RequestError):
                 await agent.prompt(prompt=[{"type": "text", "text": "hi"}], session_id=b)
     assert ends == [(a, "evicted"), (b, "evicted"), (a, "shutdown")]
+
+
+async def test_a_raising_slash_command_over_stdio(crow_home, tmp_path):
+    log = tmp_path / "hooks.jsonl"
+    async with ScriptedModel([Reply(text="still fine")]) as model:
+        env = crow_env(crow_home, model.base_url, HOOK_LOG=str(log))
+        client = RecordingClient()
+        async with run_crow(client, env, "--agent", f"{HOOK_AGENT}:build_broken_command") as (conn, _):
+            with anyio.fail_after(30):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                with pytest.raises(RequestError) as raised:
+                    await conn.prompt(session_id=sid, prompt=[text("/broken the build")])
+                assert "/broken failed: ValueError: cannot the build" in str(raised.value)
+                assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+    assert [(e["stop_reason"], e["error"]) for e in read_log(log)] == [
+        ("error", "/broken failed: ValueError: cannot the build"),
+        ("end_turn", None),
+    ]
+    assert client.text() == "still fine"

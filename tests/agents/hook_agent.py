@@ -159,3 +159,19 @@ async def end_session(session: SessionAccess, *, hook: str, reason: str, **_: An
 def build_ending() -> AcpAgent:
     """end_session logging, at most two sessions in memory (config: [sessions] max_open = 2)."""
     return agent_with(CrowCallbacks(begin_session=[begin_session], end_session=[end_session]))
+
+
+def build_broken_command() -> AcpAgent:
+    """A slash command that raises, with end_turn logging."""
+    from crow_acp import SlashCommand
+
+    async def broken(session: SessionAccess, argument: str) -> str:
+        raise ValueError(f"cannot {argument}")
+
+    class Broken:
+        commands = (SlashCommand("broken", "Raises", broken),)
+
+        async def __call__(self, session: SessionAccess, **_: Any) -> None:
+            pass
+
+    return agent_with(CrowCallbacks(begin_session=[Broken()], end_turn=[end_turn]))
