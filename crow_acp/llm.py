@@ -90,8 +90,8 @@ class OpenAIModelClient:
                 api_key=self.config.api_key(),
                 base_url=self.profile.base_url,
                 max_retries=self.config.max_retries,
-                # Per attempt: a request whose reply has not begun by then is retried; model_limits bounds the rest.
-                timeout=self.config.timeouts.model_first_byte,
+                # Only a backstop: model_limits.Deadline ends every request first, naming the setting.
+                timeout=self.config.timeouts.model + 5,
             )
         return self._client
 

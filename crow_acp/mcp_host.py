@@ -148,7 +148,10 @@ class McpServer(ServerLists):
 
             # The SDK's short list of safe variables, never crow's model keys unless the config passes one.
             env = child_env(get_default_environment(), spec.env)
-            params = StdioServerParameters(command=spec.command or "", args=spec.args, env=env, cwd=self.cwd)
+            params = StdioServerParameters(
+                command=spec.command or "", args=spec.args, env=env, cwd=self.cwd,
+                encoding_error_handler="replace",  # one bad byte must not kill the server's reader for good
+            )  # fmt: skip
             return stdio_client(params, errlog=sys.stderr)
         if spec.transport == "sse":
             from mcp.client.sse import sse_client

@@ -100,6 +100,32 @@ class RawCrow:
         os.kill(self.proc.pid, sig)
 
 
+def descendants(pid: int) -> set[int]:
+    """Every live process below pid (children, grandchildren, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))):
+            parents[int(entry.name)] = int(stat[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return {p for p in found if alive(p)}
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # after "pid (name) ": state, parent pid, ...
+
+
+def alive(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is not None and stat[0] != "Z"  # a zombie has exited; only its parent's wait is missing
+
+
 @asynccontextmanager
 async def raw_crow(env: dict[str, str], *args: str, cwd: str | Path | None = None) -> AsyncIterator[RawCrow]:
     """`python -m crow acp ARGS`, initialized; killed at the end if it is still running."""

@@ -8,45 +8,18 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from pathlib import Path
 
 import anyio
 import pytest
 from helpers import ECHO_SERVER, crow_env
 from history_checks import assert_history_valid
-from raw_wire import RawCrow, raw_crow
+from raw_wire import RawCrow, alive, descendants, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 ECHO = {"name": "echo", "command": sys.executable, "args": [str(ECHO_SERVER)], "env": []}
 STOPS = ["SIGTERM", "SIGINT", "SIGHUP", "stdin closed"]
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below pid (children, grandchildren, ...), from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (stat := _stat(int(entry.name))):
-            parents[int(entry.name)] = int(stat[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return {p for p in found if alive(p)}
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()  # after "pid (name) ": state, parent pid, ...
-
-
-def alive(pid: int) -> bool:
-    stat = _stat(pid)
-    return stat is not None and stat[0] != "Z"  # a zombie has exited; only its parent's wait is missing
 
 
 async def stop(crow: RawCrow, how: str) -> None:

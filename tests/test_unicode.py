@@ -9,7 +9,7 @@ import sqlite3
 import sys
 
 import pytest
-from helpers import CORE_AGENT, ECHO_SERVER, TESTS, crow_env
+from helpers import CORE_AGENT, ECHO_SERVER, TESTS, crow_env, write_config
 from history_checks import assert_history_valid, assert_requests_valid, assert_valid_unicode
 from raw_wire import RawCrow, raw_crow
 
@@ -128,4 +128,21 @@ async def test_a_stored_session_with_invalid_unicode_is_repaired_on_load(crow_ho
     messages = assert_history_valid(crow_home, session_id)  # the rows themselves were rewritten
     assert [m["content"] for m in messages] == ["hel\ufffdlo", "fi\ufffdne", "and now?", "fine"]
     assert user_texts(model.requests[-1]) == ["hel\ufffdlo", "and now?"]
+    assert_requests_valid(model.requests)
+
+
+async def test_bytes_that_are_not_utf8_from_an_mcp_server(crow_home, tmp_path):
+    """The server's reader replaces them; before, one bad byte silently broke every later call to that server."""
+    faulty = {"name": "faulty", "command": sys.executable, "args": [str(TESTS / "mcp_servers" / "faulty_server.py")], "env": []}
+    calls = [ToolCall("faulty__fault", {"mode": mode}, id=mode) for mode in ("bad_utf8", "text")]
+    script = [Reply(tool_calls=calls[:1]), Reply(text="one"), Reply(tool_calls=calls[1:]), Reply(text="two")]
+    write_config(crow_home, "[timeouts]\nmcp_call = 30\n")
+    with ScriptedModel(script, default=Reply(text="fine")) as model:
+        async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
+            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [faulty]})
+            session_id = reply["result"]["sessionId"]
+            await ends_normally(crow, session_id, "bad bytes")
+            await ends_normally(crow, session_id, "then a normal call")
+    results = {m["tool_call_id"]: m["content"] for m in assert_history_valid(crow_home, session_id) if m["role"] == "tool"}
+    assert results == {"bad_utf8": "bad \ufffd\ufffd bytes", "text": "mode text: fine"}
     assert_requests_valid(model.requests)
