@@ -13,7 +13,8 @@ Whichever runs out first ends the request with a ModelError that names the setti
 from __future__ import annotations
 
 import time
-from typing import Any, AsyncIterator, Awaitable, TypeVar
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
 
 import anyio
 

@@ -77,8 +77,10 @@ class StdioTransport:
             return message
 
     async def send(self, message: dict[str, Any]) -> None:
-        if "method" not in message and self.open_requests.pop(message.get("id"), None) and not self.open_requests:
-            self.answered.set()
+        if "method" not in message and message.get("id") in self.open_requests:
+            del self.open_requests[message["id"]]
+            if not self.open_requests:
+                self.answered.set()
         if self._closed or self.gone.is_set():
             log.debug("dropped a message after the wire closed: %.200r", message)
             return
@@ -133,7 +135,7 @@ class StdioTransport:
             if size <= self._max:
                 parts.append(piece)
             elif not oversized:  # keep only the start, to find the id in: the rest is dropped as it comes
-                oversized, parts = True, [_prefix(parts + [piece])]
+                oversized, parts = True, [_prefix([*parts, piece])]
             if done:
                 return b"".join(parts).rstrip(b"\r\n"), oversized
 

@@ -11,9 +11,10 @@ import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anyio
 
@@ -124,6 +125,13 @@ def _stat(pid: int) -> list[str] | None:
 def alive(pid: int) -> bool:
     stat = _stat(pid)
     return stat is not None and stat[0] != "Z"  # a zombie has exited; only its parent's wait is missing
+
+
+async def eventually(predicate: Any, timeout: float = 15) -> None:
+    """Poll until predicate() holds: other processes' exits and files give no event to wait on."""
+    with anyio.fail_after(timeout):
+        while not predicate():  # noqa: ASYNC110 (nothing in this process can signal it)
+            await anyio.sleep(0.05)
 
 
 @asynccontextmanager

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from helpers import CORE_AGENT, ECHO_SERVER, TESTS, crow_env, write_config
 from history_checks import assert_history_valid, assert_requests_valid, stored_rows
-from raw_wire import RawCrow, alive, descendants, raw_crow
+from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 from test_wire import CWDS, HOSTILE
 
 from crow_acp.testing import Entry, Fault, Reply, ScriptedModel, ToolCall
@@ -76,10 +75,15 @@ class Matrix:
         assert_requests_valid(self.model.requests[requests:])
 
     def report(self, lost: str = "nothing") -> None:
-        if path := os.environ.get("FAULT_MATRIX_REPORT"):
-            line = {"class": self.name, "variants": len(self.variants), "survived": True, "history_valid": True, "lost": lost}
-            with open(path, "a") as out:
-                out.write(json.dumps(line) + "\n")
+        report(self.name, len(self.variants), lost)
+
+
+def report(name: str, variants: int, lost: str) -> None:
+    """One line of the issue's table, when FAULT_MATRIX_REPORT names a file (every assertion above held)."""
+    if path := os.environ.get("FAULT_MATRIX_REPORT"):
+        line = {"class": name, "variants": variants, "survived": True, "history_valid": True, "lost": lost}
+        with open(path, "a") as out:
+            out.write(json.dumps(line) + "\n")
 
 
 async def open_matrix(name: str, crow: RawCrow, model: ScriptedModel, home: Path, cwd: Path) -> Matrix:
@@ -243,11 +247,12 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
     pids = tmp_path / "pids"
     command = f"echo $$ >> {pids}; sleep 300"
     stops = ["SIGTERM", "SIGINT", "SIGHUP", "stdin closed", "SIGKILL"]
-    entry, ready = {
-        "mid-stream": (Reply(text="word " * 3000, chunks=3000, delay=0.03), lambda c: any(u["sessionUpdate"] == "agent_message_chunk" for u in c.updates)),
-        "mid-tool": (Reply(tool_calls=[ToolCall("run_command", {"command": command}), ToolCall("echo__slow", {"seconds": 300})]),
-                     lambda c: sum(u.get("status") == "in_progress" for u in c.updates) >= 2),  # fmt: skip
-    }[where]
+    if where == "mid-stream":
+        entry = Reply(text="word " * 3000, chunks=3000, delay=0.03)
+        ready = lambda c: any(u["sessionUpdate"] == "agent_message_chunk" for u in c.updates)  # noqa: E731
+    else:
+        entry = Reply(tool_calls=[ToolCall("run_command", {"command": command}), ToolCall("echo__slow", {"seconds": 300})])
+        ready = lambda c: sum(u.get("status") == "in_progress" for u in c.updates) >= 2  # noqa: E731
     session_id, count = None, 0
     with ScriptedModel(default=Reply(text="here")) as model:
         env = crow_env(crow_home, model.base_url)
@@ -263,11 +268,9 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
                 start = len(crow.received)
                 model.add(entry)
                 await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": f"{stop} {where}"}]})
-                await crow.wait_for(lambda c: ready(_since(c, start)))
+                await crow.wait_for(lambda c, start=start: ready(_since(c, start)))
                 if where == "mid-tool":
-                    with anyio.fail_after(30):
-                        while not pids.exists():
-                            await anyio.sleep(0.05)
+                    await eventually(pids.exists, 30)
                 started = descendants(crow.proc.pid)
                 if stop == "stdin closed":
                     assert crow.proc.stdin is not None
@@ -276,9 +279,7 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
                     crow.signal(getattr(signal, stop))
                 code = await crow.drain_to_exit()
                 assert code == (-signal.SIGKILL if stop == "SIGKILL" else 0), (stop, where, code)
-                with anyio.fail_after(15):
-                    while any(alive(p) for p in started):
-                        await anyio.sleep(0.05)
+                await eventually(lambda started=started: not any(alive(p) for p in started))
                 after = said(crow_home, session_id)
                 assert after[: len(before)] == before
                 shown = "".join(u["content"]["text"] for u in _since(crow, start).updates if u["sessionUpdate"] == "agent_message_chunk")
@@ -294,10 +295,8 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
     assert session_id is not None
     assert_history_valid(crow_home, session_id)
     assert_requests_valid(model.requests)
-    if path := os.environ.get("FAULT_MATRIX_REPORT"):
-        with open(path, "a") as out:
-            out.write(json.dumps({"class": f"signals and kills {where}, then restart", "variants": count, "survived": True, "history_valid": True,
-                                  "lost": "SIGKILL: the reply being streamed" if where == "mid-stream" else "nothing"}) + "\n")  # fmt: skip
+    lost = "SIGKILL: the reply being streamed" if where == "mid-stream" else "nothing"
+    report(f"signals and kills {where}, then restart", count, lost)
 
 
 class _Since:

@@ -9,11 +9,10 @@ import os
 import signal
 import sys
 
-import anyio
 import pytest
 from helpers import ECHO_SERVER, crow_env
 from history_checks import assert_history_valid
-from raw_wire import RawCrow, alive, descendants, raw_crow
+from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -32,9 +31,7 @@ async def stop(crow: RawCrow, how: str) -> None:
 
 async def none_left(pids: set[int]) -> None:
     """The processes crow started are gone (the kernel may take a moment to reap a killed group)."""
-    with anyio.fail_after(10):
-        while any(alive(p) for p in pids):
-            await anyio.sleep(0.05)
+    await eventually(lambda: not any(alive(p) for p in pids))
 
 
 @pytest.mark.parametrize("how", STOPS)
@@ -79,9 +76,7 @@ async def test_mid_tool(crow_home, tmp_path, how):
             prompt_id = await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
             running = lambda c: sum(u.get("status") == "in_progress" for u in c.updates) >= 2  # noqa: E731
             await crow.wait_for(running)
-            with anyio.fail_after(30):
-                while len(pids.read_text().split() if pids.exists() else []) < 2:
-                    await anyio.sleep(0.05)
+            await eventually(lambda: len(pids.read_text().split() if pids.exists() else []) >= 2, 30)
             started = descendants(crow.proc.pid)
             commands = {int(p) for p in pids.read_text().split()}
             assert commands <= started

@@ -60,7 +60,7 @@ async def test_surrogate_pairs_split_across_stream_chunks(crow_home, tmp_path):
     emoji = "\ud83d\ude00"  # two code points in Python: each chunk's JSON carries one escaped half
     script = [
         Reply(text=f"ok {emoji}!", reasoning=f"think {emoji}", chunks=len(f"ok {emoji}!")),
-        Reply(text=f"lone \udc00 then a cut half \ud83d", chunks=40),
+        Reply(text="lone \udc00 then a cut half \ud83d", chunks=40),
         Reply(tool_calls=[ToolCall("echo__echo", '{"text": "pair ' + emoji * 8 + '"}', id="e1")]),
         Reply(text="done"),
     ]
