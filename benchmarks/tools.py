@@ -64,16 +64,20 @@ async def timed(work: Path, home: str, call: ToolCall, runs: int, cancel: bool =
     return statistics.median(times)
 
 
+def make_files(work: Path) -> None:
+    work.mkdir()
+    with open(work / "big.log", "wb") as handle:
+        handle.write(b"first line\n")
+        handle.truncate(1 << 30)
+    with open(work / "endless.log", "wb") as handle:
+        handle.truncate(1 << 40)
+    (work / "evil.txt").write_text("a" * 100_000 + "\n")
+
+
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work, home = Path(tmp) / "work", str(Path(tmp) / "home")
-        work.mkdir()
-        with open(work / "big.log", "wb") as handle:
-            handle.write(b"first line\n")
-            handle.truncate(1 << 30)
-        with open(work / "endless.log", "wb") as handle:
-            handle.truncate(1 << 40)
-        (work / "evil.txt").write_text("a" * 100_000 + "\n")
+        make_files(work)
         figures = {
             "read_file, first line of a 1 GiB file": await timed(work, home, ToolCall("read_file", {"path": "big.log", "limit": 1}), runs),
             "read_file, a 1 GiB line (scanned, cut)": await timed(work, home, ToolCall("read_file", {"path": "big.log", "line": 2}), runs),

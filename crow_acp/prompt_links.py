@@ -79,7 +79,7 @@ def _outside(ws: Workspace, path: str) -> str | None:
 
 
 def _read_linked(ws: Workspace, path: str, stop: threading.Event) -> str:
-    fd, real = ws.confined.open_file(path)
+    fd, _ = ws.confined.open_file(path)
     try:
         data = os.read(fd, MAX_LINKED_FILE + 1)
     finally:

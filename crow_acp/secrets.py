@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
 MIN_SECRET = 8

@@ -3,20 +3,27 @@ stops a tool at once, and other sessions keep answering while one tool works."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import time
 from pathlib import Path
 
 import anyio
 import pytest
+from editor_support import drive, results
+from helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.editor.search import MAX_ENTRIES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
-from editor_support import drive, final, results
-from helpers import RecordingClient, crow_env, run_crow, text
 
 GIB = 1 << 30
+
+
+def sparse(path: Path, size: int, head: bytes = b"", tail: bytes = b"") -> None:
+    """A file of `size` bytes of hole between head and tail: costs no disk."""
+    with open(path, "wb") as handle:
+        handle.write(head)
+        handle.truncate(size)
+        handle.seek(size)
+        handle.write(tail)
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -30,11 +37,7 @@ def peak_rss_mb(pid: int) -> float:
 async def test_a_huge_sparse_file_costs_no_more_than_the_answer(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    big = work / "big.log"
-    with open(big, "wb") as handle:
-        handle.write(b"first line\n")
-        handle.seek(GIB)  # a 1 GiB hole of NULs: line 2 is one enormous line
-        handle.write(b"\nlast line\n")
+    sparse(work / "big.log", GIB, b"first line\n", b"\nlast line\n")  # line 2: one enormous line of NULs
     calls = [
         ToolCall("read_file", {"path": "big.log", "limit": 1}, id="head"),
         ToolCall("read_file", {"path": "big.log"}, id="whole"),
@@ -101,8 +104,7 @@ async def test_a_huge_directory_lists_only_what_is_shown(tmp_path):
 async def test_other_sessions_answer_while_a_tool_works_and_a_cancel_stops_it(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    with open(work / "endless.log", "wb") as handle:
-        handle.truncate(1 << 40)  # 1 TiB of hole: scanning it for line 10^12 would take hours
+    sparse(work / "endless.log", 1 << 40)  # 1 TiB of hole: scanning it for line 10^12 would take hours
     scan = ToolCall("read_file", {"path": "endless.log", "line": 10**12}, id="scan")
     client = RecordingClient()
     with ScriptedModel([Reply(tool_calls=[scan]), Reply(text="other session answers")], default=Reply(text="done")) as model:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
-from helpers import RecordingClient, crow_env, run_crow, text
 
 
 def alive(pid: int) -> bool:
@@ -72,5 +72,5 @@ async def test_sigkill_of_crow_kills_the_command_and_its_grandchildren(tmp_path)
                 await proc.wait()
                 prompt.cancel()
     with anyio.fail_after(30):
-        while any(alive(pid) for pid in pids):
+        while any(alive(pid) for pid in pids):  # noqa: ASYNC110 (a process's death is polled: no event to wait on)
             await anyio.sleep(0.05)

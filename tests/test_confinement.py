@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
-import subprocess
 import sys
 import textwrap
 
 import pytest
-
-from crow_acp.testing import Reply, ScriptedModel, ToolCall
 from editor_support import EDITOR_CAPS, EditorClient, drive, final, results
 from helpers import RecordingClient, crow_env, run_crow, text
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 SWAPPER = textwrap.dedent(
     """
@@ -46,9 +46,9 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
     victim = work / "victim.txt"
     victim.write_text("inside\n")
     stop = tmp_path / "stop"
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(victim), str(outside / "secret.txt"), str(outside / "target.txt"), str(stop)],
-        stdout=subprocess.PIPE, text=True,
+    swapper = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SWAPPER, str(victim), str(outside / "secret.txt"), str(outside / "target.txt"), str(stop),
+        stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     rounds, per_round = 8, 12
     script = [
@@ -67,7 +67,7 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
                 assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
     finally:
         stop.touch()
-        swaps = int(swapper.communicate(timeout=60)[0])
+        swaps = int((await swapper.communicate())[0])
     assert swaps > 0
     answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(answers) == rounds * per_round

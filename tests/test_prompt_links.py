@@ -7,10 +7,10 @@ import os
 
 import pytest
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
+from helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.prompt_blocks import MAX_LINKED_FILE
 from crow_acp.testing import Reply, ScriptedModel
-from helpers import RecordingClient, crow_env, run_crow, text
 
 
 def link(path, name: str | None = None) -> ResourceContentBlock:

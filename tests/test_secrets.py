@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from acp.schema import McpServerStdio, ResourceContentBlock
+from editor_support import EDITOR_CAPS, EditorClient, results
+from helpers import TESTS, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
-from editor_support import EDITOR_CAPS, EditorClient, results
-from helpers import RecordingClient, TESTS, crow_env, run_crow, text, write_config
 
 KEY = "sk-crow-test-" + "9" * 24
 OTHER = "other-model-key-" + "7" * 20

@@ -6,7 +6,8 @@ import asyncio
 import dataclasses
 import functools
 import threading
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, overload
 
 from acp import RequestError
 
@@ -43,14 +44,15 @@ def client_error(action: str, exc: RequestError) -> ToolError:
     return ToolError(f"The editor could not {action}: {exc}" + (f" ({details})" if details else ""))
 
 
-Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+R = TypeVar("R", ToolResult, ToolResult | None)
+Handler = Callable[[dict[str, Any], ToolContext], Awaitable[R]]
 
 
-def guarded(handler: Handler) -> Handler:
+def guarded(handler: Handler[R]) -> Handler[R]:
     """Turn expected failures into error results for the model instead of failed turns."""
 
     @functools.wraps(handler)
-    async def run(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+    async def run(arguments: dict[str, Any], context: ToolContext) -> R:
         try:
             return redacted(await handler(arguments, context))
         except ToolError as exc:
@@ -67,10 +69,10 @@ def guarded(handler: Handler) -> Handler:
     return run
 
 
-def redacted(result: ToolResult | None) -> ToolResult | None:
+def redacted(result: R) -> R:
     """The result without crow's model keys (a .env file in the workspace may hold one)."""
     values = key_values()
-    if result is None or not any(value in result.text for value in values) and not any(value in repr(result.content) for value in values):
+    if result is None or (not any(value in result.text for value in values) and not any(value in repr(result.content) for value in values)):
         return result
     content = [type(item).model_validate(redact_json(item.model_dump(by_alias=True))) for item in result.content or []]
     return dataclasses.replace(result, text=redact_json(result.text), content=content or result.content)
@@ -93,6 +95,10 @@ class Stopped(ToolError):
     """File work gave up because its call was cancelled."""
 
 
+@overload
+def int_arg(arguments: dict[str, Any], name: str, default: int, low: int = 1, high: int | None = None) -> int: ...
+@overload
+def int_arg(arguments: dict[str, Any], name: str, default: None, low: int = 1, high: int | None = None) -> int | None: ...
 def int_arg(arguments: dict[str, Any], name: str, default: int | None, low: int = 1, high: int | None = None) -> int | None:
     """An integer argument (models sometimes send "10"), checked against its bounds."""
     value = arguments.get(name, default)

@@ -47,7 +47,10 @@ class Parent:
 
 @functools.cache
 def _special_devices() -> frozenset[int]:
-    return frozenset(os.stat(p).st_dev for p in _SPECIAL if os.path.isdir(p))
+    """The devices of /proc, /sys and /dev when they are mounts of their own (in a bare chroot /dev may
+    be a plain directory of the root file system, whose device must not make every file special)."""
+    root = os.stat("/").st_dev
+    return frozenset(dev for p in _SPECIAL if os.path.isdir(p) and (dev := os.stat(p).st_dev) != root)
 
 
 def _refuse_special(path: str, st: os.stat_result) -> None:
@@ -74,7 +77,7 @@ class Confined:
 
     def _locate(self, path: str, linked_from: str | None) -> tuple[str, list[str]]:
         """(the real root, the components below it) of an absolute, normalized path."""
-        for lexical, real in zip(self.roots, self.real_roots):
+        for lexical, real in zip(self.roots, self.real_roots, strict=True):
             for root in (real, lexical):
                 if path == root or path.startswith(root.rstrip("/") + "/"):
                     rest = path[len(root) :].strip("/")

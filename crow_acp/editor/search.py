@@ -13,6 +13,7 @@ import itertools
 import os
 import shutil
 import signal
+import stat
 import sysconfig
 import threading
 from typing import Any
@@ -96,7 +97,7 @@ async def search(ws: Workspace, top: str, pattern: str, ignore_case: bool, glob:
     real, st = await off_loop(lambda stop: ws.confined.real_path(top))
     if st is None:
         raise ToolError(f"{ws.display(top)} does not exist.")
-    cwd, names = (real, []) if os.path.isdir(real) else (os.path.dirname(real), ["--", os.path.basename(real)])
+    cwd, names = (real, []) if stat.S_ISDIR(st.st_mode) else (os.path.dirname(real), ["--", os.path.basename(real)])
     matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, False), *names], cwd, ws, limit)
     if not matches and "regex" in error.lower():  # not a valid (or too large a) regex: search for the text
         matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, True), *names], cwd, ws, limit)
@@ -111,6 +112,7 @@ async def _run_rg(command: list[str], cwd: str, ws: Workspace, limit: int) -> tu
         *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None  # both are pipes
     matches: list[str] = []
     note = ""
     errors = asyncio.create_task(_read_capped(process.stderr, 4000))

@@ -132,6 +132,7 @@ async def show_live(capture: Capture, context: ToolContext) -> None:
 async def locally(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
     guarded_process = await processes.start(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
     process = guarded_process.process
+    assert process.stdout is not None  # a pipe
     capture = Capture()
     reader = asyncio.create_task(capture.drain(process.stdout))
     live = asyncio.create_task(show_live(capture, context))
