@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, overload
 
 from acp import RequestError
@@ -81,12 +82,22 @@ def redacted(result: R) -> R:
 T = TypeVar("T")
 
 
+FILE_THREADS = 8
+"""Threads for file work, apart from asyncio's default pool: long scans queue behind each other, never
+behind (or in front of) the rest of crow's thread work."""
+
+
+@functools.cache
+def _file_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(FILE_THREADS, thread_name_prefix="crow-files")
+
+
 async def off_loop(work: Callable[..., T], *args: Any) -> T:
     """Blocking file work in a thread. `work` gets a threading.Event as its last argument, set when the
     call is cancelled, and checks it between chunks: a cancel returns at once and the thread soon stops."""
     stop = threading.Event()
     try:
-        return await asyncio.to_thread(work, *args, stop)
+        return await asyncio.get_running_loop().run_in_executor(_file_pool(), functools.partial(work, *args, stop))
     finally:
         stop.set()
 
