@@ -86,6 +86,8 @@ class McpServer(ServerLists):
         """Start a died server again (once); True when it is ready."""
         async with self._restart_lock:  # concurrent calls restart it once
             if self.restartable:
+                if self._task is not None:  # the dead connection's task must be gone before a new one starts
+                    await asyncio.wait({self._task}, timeout=self.connect_timeout)
                 self.restarts += 1
                 self.status, self.error, self.died = "connecting", None, False
                 self._ready, self._closing = asyncio.Event(), asyncio.Event()
