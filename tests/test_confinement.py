@@ -88,6 +88,7 @@ async def test_special_files_are_never_read_or_written(tmp_path):
         ToolCall("read_file", {"path": "fifo"}, id="fifo"),  # a blocking open would hang the call forever
         ToolCall("write_file", {"path": "fifo", "content": "x"}, id="fifo_write"),
         ToolCall("read_file", {"path": "sock"}, id="sock"),
+        ToolCall("search_files", {"pattern": "x", "path": "fifo"}, id="fifo_search"),  # ripgrep would block on it
         ToolCall("read_file", {"path": "environ"}, id="environ_link"),
         ToolCall("read_file", {"path": "/proc/self/environ"}, id="proc"),
         ToolCall("read_file", {"path": "/dev/zero"}, id="dev"),
@@ -99,7 +100,7 @@ async def test_special_files_are_never_read_or_written(tmp_path):
     finally:
         server.close()
     got = results(model)
-    assert "is a FIFO" in got["fifo"] and "is a FIFO" in got["fifo_write"]
+    assert "is a FIFO" in got["fifo"] and "is a FIFO" in got["fifo_write"] and "is a FIFO" in got["fifo_search"]
     assert "is a socket" in got["sock"]
     for cid in ("environ_link", "proc", "dev", "dev_write"):
         assert "special file system" in got[cid], (cid, got[cid])

@@ -23,6 +23,7 @@ import anyio
 from ..events import ToolResult
 from ..tools import FunctionTool, ToolContext
 from .common import Stopped, guarded, int_arg, off_loop
+from .confined import check_regular
 from .paths import ToolError, Workspace
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
@@ -97,6 +98,8 @@ async def search(ws: Workspace, top: str, pattern: str, ignore_case: bool, glob:
     real, st = await off_loop(lambda stop: ws.confined.real_path(top))
     if st is None:
         raise ToolError(f"{ws.display(top)} does not exist.")
+    if not stat.S_ISDIR(st.st_mode):
+        check_regular(real, st)  # ripgrep would block forever on a FIFO named explicitly
     cwd, names = (real, []) if stat.S_ISDIR(st.st_mode) else (os.path.dirname(real), ["--", os.path.basename(real)])
     matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, False), *names], cwd, ws, limit)
     if not matches and "regex" in error.lower():  # not a valid (or too large a) regex: search for the text
