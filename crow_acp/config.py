@@ -121,7 +121,7 @@ class SessionsConfig(Section):
     max_open: int = Field(default=64, ge=1)
     """Sessions kept in memory; past it the least recently used idle one is closed (end_session runs)."""
     idle_minutes: float | None = Field(default=None, gt=0)
-    """Close a session idle this long (checked whenever another session opens); None: never."""
+    """Close a session idle this long (checked whenever a session opens or is prompted); None: never."""
 
 
 class Timeouts(Section):

@@ -2,8 +2,8 @@
 
 A session leaves memory through `release`: its turn is cancelled and has recorded, its MCP servers
 close, and the end_session callbacks run, so per-session state in callbacks is freed. Past
-[sessions] max_open, or idle longer than idle_minutes, the least recently used idle session is
-evicted; a prompt for an evicted session opens it again from the store (without a replay), with
+[sessions] max_open, or idle longer than idle_minutes (checked when a session opens or is
+prompted), the least recently used idle session is evicted; a prompt for an evicted session opens it again from the store (without a replay), with
 the MCP servers and roots it had.
 """
 
@@ -84,12 +84,15 @@ class SessionLifecycle:
     _session: Callable[[str], Session]
     cancel: Callable[..., Awaitable[None]]
     _reopen: Callable[..., Awaitable[None]]
+    _spawn: Callable[[Any], None]
 
     async def _live(self, session_id: str) -> Session:
         """The session in memory; one evicted for room is opened again, as it was."""
         if session_id not in self.sessions and (opening := self.pool.evicted.get(session_id)):
             await self._reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
         self.pool.touch(session_id)
+        if self.pool.config.idle_minutes is not None:  # the idle ones go in the background, not before this prompt
+            self._spawn(self._evict(keep=session_id))
         return self._session(session_id)
 
     async def _release(self, session_id: str, reason: EndReason) -> None:

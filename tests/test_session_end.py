@@ -174,3 +174,19 @@ async def test_a_raising_slash_command_over_stdio(crow_home, tmp_path):
         ("end_turn", None),
     ]
     assert client.text() == "still fine"
+
+
+async def test_idle_sessions_are_evicted(crow_home, tmp_path):
+    write_config(crow_home, "[sessions]\nidle_minutes = 0.001\n")  # 60 ms
+    ends: list[tuple[str, str]] = []
+
+    async def end_session(session: Any, *, reason: str, **_: Any) -> None:
+        ends.append((session.session_id, reason))
+
+    async with in_process(AcpAgent(load_config(home=crow_home))) as agent:
+        agent.set_callbacks(CrowCallbacks(end_session=[end_session]))
+        with anyio.fail_after(20):
+            a = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await anyio.sleep(0.3)  # idle well past the limit
+            b = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert ends == [(a, "evicted")] and list(agent.sessions) == [b]
