@@ -29,6 +29,7 @@ def copy_session(store: SessionStore, source_id: str, cwd: str, directories: lis
     title = f"{source.title} (fork)" if source.title else None
     with store.atomic():  # all rows or none: a fork that stops halfway must not exist
         store.create(SessionRecord(fork_id, cwd, title, now, now, data))
-        for entry in store.messages(source_id):
+        # mypy reads `list` in SessionStore's annotations as its list() method; the rows are a list.
+        for entry in store.messages(source_id):  # type: ignore[attr-defined]
             store.append(fork_id, StoredMessage(entry.message, copy.deepcopy(entry.meta), entry.active))
     return fork_id

@@ -60,9 +60,12 @@ async def wait_for_servers(session: Session) -> None:
     try:
         with anyio.CancelScope() as session.scope:  # session/cancel stops the wait
             await session.mcp.wait_connecting()
+        cancelled = session.scope.cancelled_caught
     finally:
         session.scope = None
     ready = [server.spec.name for server in waiting if server.status == "ready"]
     status: Any = "completed" if len(ready) == len(waiting) else "failed"
     summary = f"Ready: {', '.join(ready) or 'none'}" + (f" (of {names})" if status == "failed" else "")
+    if cancelled:
+        summary = f"Cancelled; {summary[0].lower()}{summary[1:]}; the rest keep starting in the background"
     await session.emit(ActivityReported(session.id, step, CONNECTING, status, "other", summary))

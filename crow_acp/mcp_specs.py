@@ -42,4 +42,4 @@ def _from_acp(server: Any) -> ServerSpec:
         env = {item.name: item.value for item in server.env or []}
         return ServerSpec(server.name, server.command, list(server.args or []), env)
     headers = {item.name: item.value for item in server.headers or []}
-    return ServerSpec(server.name, url=server.url, transport=kind, headers=headers)
+    return ServerSpec(server.name, url=server.url, transport="sse" if kind == "sse" else "http", headers=headers)

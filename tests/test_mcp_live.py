@@ -132,3 +132,27 @@ async def test_mcp_prompts_are_slash_commands_and_resource_links_are_read(crow_h
                 other = ResourceContentBlock(type="resource_link", name="x", uri="memo://not/listed")
                 await conn.prompt(session_id=sid, prompt=[text("and this"), other])
                 assert "[resource link: x memo://not/listed (not read" in user_texts(model.requests[-1])[-1]
+
+
+async def test_cancel_stops_the_wait_and_a_server_that_comes_up_later_adds_its_tools(crow_home, tmp_path):
+    gate = tmp_path / "gate"
+    client = RecordingClient()
+    async with ScriptedModel(default=Reply(text="ok")) as model:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            with anyio.fail_after(60):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--gate", str(gate))])).session_id
+                stops: list[str] = []
+
+                async def first() -> None:
+                    stops.append((await conn.prompt(session_id=sid, prompt=[text("one")])).stop_reason)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(first)
+                    await client.wait_for(lambda c: steps(c, CONNECTING))
+                    await conn.cancel(session_id=sid)
+                assert stops == ["cancelled"] and not model.requests  # the wait ended without a model call
+                waited = [u for u in client.updates if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id]
+                assert waited[-1].status == "failed" and waited[-1].content[0].content.text.startswith("Cancelled")
+                gate.touch()  # the server comes up after the turn that waited for it
+                await conn.prompt(session_id=sid, prompt=[text("two")])
+    assert "live__ping" in tool_names(model.requests[0])
