@@ -47,7 +47,7 @@ from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
 from .history import EntryMeta, StoredMessage
 from .session_options import OptionHandlers, SessionOptions, mode_command
-from .session_pool import Opening, SessionLifecycle, SessionPool, end_session
+from .session_pool import Opening, SessionPool, end_session
 from .history_rules import repair_entries
 from .store import SessionRecord, SqliteStore
 from .text_repair import repair_stored
@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
-class AcpAgent(SessionControl, OptionHandlers, SessionLifecycle):
+class AcpAgent(SessionControl, OptionHandlers):
     def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys

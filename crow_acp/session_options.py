@@ -28,6 +28,7 @@ from acp.schema import (
 from . import thinking
 from .hooks import SlashCommand
 from .modes import MODE_IDS, MODES, Mode, current_mode, set_mode
+from .session_pool import SessionLifecycle
 
 if TYPE_CHECKING:
     from .config import Config
@@ -152,14 +153,12 @@ def mode_command(options: SessionOptions, session_for: Callable[[str], Session],
     return SlashCommand("mode", "Show or switch the permission mode", handler, hint="ask | accept_edits | plan | full_access")
 
 
-class OptionHandlers:
-    """The ACP handlers for a session's config options and modes (AcpAgent inherits them)."""
+class OptionHandlers(SessionLifecycle):
+    """The ACP handlers for a session's config options and modes (AcpAgent inherits them); an evicted
+    session is opened again first (SessionLifecycle._live)."""
 
-    sessions: dict[str, Session]
     options: SessionOptions
     conn: Any
-    _session: Callable[[str], Session]
-    _live: Callable[[str], Awaitable[Session]]
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
         """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
