@@ -118,7 +118,8 @@ async def test_other_sessions_answer_while_a_tool_works_and_a_cancel_stops_it(tm
                     stops.append((await conn.prompt(session_id=busy, prompt=[text("scan")])).stop_reason)
 
                 group.start_soon(run_busy)
-                await client.wait_for(lambda c: any(getattr(u, "status", None) == "in_progress" for u in c.tool_updates("scan")))
+                running = lambda c: any(getattr(u, "status", None) == "in_progress" for u in c.tool_updates("scan"))  # noqa: E731
+                await client.wait_for(running, timeout=60)
                 with anyio.fail_after(60):
                     assert (await conn.prompt(session_id=other, prompt=[text("hi")])).stop_reason == "end_turn"
                 assert not [u for u in client.tool_updates("scan") if u.status in ("completed", "failed")]  # still scanning
