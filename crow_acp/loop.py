@@ -40,6 +40,7 @@ from .history_rules import check_new_calls, object_arguments, strict_messages
 from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .session import Session, SessionAccess
+from .text_repair import clean_value
 from .modes import with_plan_note
 from .tool_gate import after_tool, before_tool, placeholder
 from .tools import Tool, ToolContext, openai_schema
@@ -80,11 +81,11 @@ class PendingCall:
     def complete(self) -> None:
         try:
             value = json.loads(self.arguments or "{}")
-        except ValueError as exc:
-            self.problem = str(exc)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python recurses
+            self.problem = str(exc) or type(exc).__name__
             return
         if isinstance(value, dict):
-            self.args = value
+            self.args = clean_value(value)  # a "\ud800" escape in the arguments must not reach a tool
         else:
             self.problem = f"expected a JSON object, got {type(value).__name__}"
 

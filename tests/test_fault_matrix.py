@@ -184,6 +184,8 @@ async def test_model_faults(crow_home, tmp_path):
         ("invalid tool arguments: not JSON", [Reply(tool_calls=[ToolCall("echo__echo", "{not json", id="nj")]), Reply(text="d")]),
         ("invalid tool arguments: an array", [Reply(tool_calls=[ToolCall("echo__echo", "[1, 2]", id="arr")]), Reply(text="d")]),
         ("invalid tool arguments: empty", [Reply(tool_calls=[ToolCall("echo__echo", "", id="empty")]), Reply(text="d")]),
+        ("invalid tool arguments: nested 100000 deep", [
+            Reply(tool_calls=[ToolCall("echo__echo", '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}", id="deep")]), Reply(text="d")]),
         ("duplicate ids in one reply", [Reply(tool_calls=calls("dup", "dup")), Reply(text="d")]),
         ("an id reused from an earlier turn", [Reply(tool_calls=calls("dup")), Reply(text="d")]),
         ("an unknown tool", [Reply(tool_calls=[ToolCall("no_such_tool", {}, id="unknown")]), Reply(text="d")]),

@@ -98,7 +98,7 @@ async def test_bad_text_from_a_tool_call_and_a_callback(crow_home, tmp_path):
     messages = assert_history_valid(crow_home, session_id)
     assert messages[0] == {"role": "system", "content": "system prompt \ufffd with a lone half"}
     assert "a note from a callback \ufffd with a lone half" in [m["content"] for m in messages]
-    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["bad"]
+    assert [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"] == [("bad", "echo: lone \ufffd half")]
     with sqlite3.connect(crow_home / "sessions.db") as db:
         (data,) = db.execute("SELECT data FROM sessions WHERE id = ?", (session_id,)).fetchone()
     assert json.loads(data)["context"]["note"] == {"bad \ufffd key": ["value \ufffd"]}
