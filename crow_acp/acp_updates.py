@@ -6,7 +6,8 @@ This is the only module that knows the shapes of ACP updates: the live stream is
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from acp import plan_entry, start_tool_call, text_block, tool_content, update_plan, update_tool_call
 from acp.helpers import update_available_commands
@@ -15,22 +16,24 @@ from acp.schema import (
     AgentThoughtChunk,
     AvailableCommand,
     AvailableCommandInput,
-    Cost as AcpCost,
     SessionInfoUpdate,
     ToolCallLocation,
     UnstructuredCommandInput,
     UsageUpdate,
     UserMessageChunk,
 )
+from acp.schema import (
+    Cost as AcpCost,
+)
 
 from .events import (
     ActivityReported,
     CommandsChanged,
     Cost,
-    PlanUpdated,
     ErrorOccurred,
     Event,
     ModelCallFinished,
+    PlanUpdated,
     TextDelta,
     ThoughtDelta,
     TitleChanged,
@@ -41,8 +44,8 @@ from .events import (
     TurnFinished,
     UsageChanged,
 )
-from .hooks import SlashCommand
 from .history import EntryMeta, StoredMessage, ToolDisplay
+from .hooks import SlashCommand
 from .images import replayed_blocks
 from .plan_tool import NAME as PLAN_TOOL
 from .plan_tool import parse_plan
@@ -88,8 +91,8 @@ def event_update(event: Event) -> Any:
         case UsageChanged(_, used, window, cost):
             return UsageUpdate(session_update="usage_update", used=used, size=window, cost=_cost(cost))
         case ActivityReported(_, activity_id, title, status, kind, text):
-            content = [tool_content(text_block(text))] if text else None
-            return start_tool_call(activity_id, title, kind=kind, status=status, content=content)
+            shown = [tool_content(text_block(text))] if text else None
+            return start_tool_call(activity_id, title, kind=kind, status=status, content=shown)
         case ToolCallUpdated(_, call_id, content):
             return update_tool_call(call_id, content=content)
         case TitleChanged(_, title):

@@ -10,47 +10,48 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 from acp import RequestError
 from acp.schema import (
+    ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    ForkSessionResponse,
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
     SessionInfo,
 )
 
-from .agent_sessions import SessionControl
 from .acp_updates import AcpUpdates, commands_update, replay_updates
+from .agent_sessions import SessionControl
+from .capabilities import initialize_response
 from .config import Config, load_config
 from .errors import CommandError, CrowError
 from .events import ErrorOccurred, Event, Observer, TextDelta, TitleChanged, TurnFinished
+from .fork import copy_session
+from .history import EntryMeta, StoredMessage
+from .history_rules import repair_entries
 from .hooks import CrowCallbacks, OffersCommands, SlashCommand, call_user_code, run_hooks
 from .llm import ModelClient
-from .models import Models
 from .loop import CANCELLED, Turn, run_turn
-from .capabilities import initialize_response
-from .fork import copy_session
-from .titles import name_session
 from .mcp_host import McpHost, server_specs
 from .mcp_live import all_commands, report_failures, wait_for_servers
 from .mcp_live import attach as attach_mcp
+from .models import Models
 from .permissions import Permissions
 from .prompt_blocks import as_dicts, split_command, user_text
 from .prompt_input import PromptRefused, model_content, stored_blocks
 from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
-from .history import EntryMeta, StoredMessage
 from .session_options import OptionHandlers, SessionOptions, mode_command
 from .session_pool import Opening, SessionPool, end_session
-from .history_rules import repair_entries
 from .store import SessionRecord, SqliteStore
 from .text_repair import repair_stored
+from .titles import name_session
 from .wire import check_directories
 
 log = logging.getLogger(__name__)
@@ -319,7 +320,8 @@ class AcpAgent(SessionControl, OptionHandlers):
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         self.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
         for callback in self.callbacks.all():
-            for command in callback.commands if isinstance(callback, OffersCommands) else ():
+            offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()
+            for command in offered:
                 session.commands[command.name] = command
         session.commands["mode"] = mode_command(self.options, self._session, lambda sid: self._options_changed(sid, mode=True))
         await run_hooks(self.callbacks.begin_session, SessionAccess(session), "begin_session", loaded=loaded)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
@@ -39,9 +40,9 @@ from .history import EntryMeta, ToolDisplay
 from .history_rules import check_new_calls, object_arguments, strict_messages
 from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
+from .modes import with_plan_note
 from .session import Session, SessionAccess
 from .text_repair import clean_value
-from .modes import with_plan_note
 from .tool_gate import after_tool, before_tool, placeholder
 from .tools import Tool, ToolContext, openai_schema
 

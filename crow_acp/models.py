@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
-
-from typing import Callable
 
 from .config import Config
 from .llm import ModelClient, OpenAIModelClient

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .events import (
     ActivityReported,
@@ -19,9 +20,9 @@ from .events import (
     Usage,
     UsageChanged,
 )
+from .history import EntryMeta, StoredMessage, ToolDisplay
 from .hooks import SlashCommand
 from .mcp_host import McpHost
-from .history import EntryMeta, StoredMessage, ToolDisplay
 from .store import SessionStore
 from .text_repair import clean_meta, clean_value, repair
 from .tools import Tool
@@ -192,7 +193,8 @@ class SessionAccess:
         history, text = self._s.history, clean_value(text)
         if history and history[0].message["role"] == "system":
             history[0].message = {"role": "system", "content": text}
-            self._s.store.replace(history[0].row_id, history[0].message)
+            if (row := history[0].row_id) is not None:  # every recorded entry has one
+                self._s.store.replace(row, history[0].message)
             return
         entry = StoredMessage({"role": "system", "content": text})
         entry.row_id = self._s.store.append(self._s.id, entry)

@@ -20,6 +20,7 @@ MAX_NAME = 64  # OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$
 
 
 Handler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult | str]]
+Previewer = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult | str | None]]
 
 
 @dataclass
@@ -36,7 +37,7 @@ class FunctionTool:
     locations: Callable[[dict[str, Any]], tuple[str, ...]] | None = field(default=None, repr=False)
     timeout: float | None = None
     """Seconds the loop allows a call; None means the configured tool timeout."""
-    previewer: Handler | None = field(default=None, repr=False)
+    previewer: Previewer | None = field(default=None, repr=False)
     """What a call would do (e.g. its diff), shown when asking permission."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView:

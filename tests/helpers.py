@@ -7,12 +7,12 @@ import json
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import anyio
-
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
@@ -119,7 +119,7 @@ def free_port() -> int:
 @asynccontextmanager
 async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
     """The echo server over streamable HTTP ("http") or SSE ("sse"); yields the ACP server entry."""
-    for attempt in range(3):  # another process may take the free port before the server binds it
+    for _attempt in range(3):  # another process may take the free port before the server binds it
         port = free_port()
         proc = await asyncio.create_subprocess_exec(
             sys.executable, str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,

@@ -9,8 +9,13 @@ from typing import Any
 import anyio
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.schema import ClientCapabilities, EmbeddedResourceContentBlock, Implementation, ResourceContentBlock
-from acp.schema import TextResourceContents
+from acp.schema import (
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    Implementation,
+    ResourceContentBlock,
+    TextResourceContents,
+)
 from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall

@@ -84,7 +84,7 @@ async def test_cancel_mid_stream_mid_tool_and_during_permission(crow_home, tmp_p
     messages = model.requests[-1]["messages"]
     assert_strict_pairing(messages)
     # what was shown of the cut reply is what the model sees of it
-    assert [m["content"] for m in messages if m["role"] == "assistant"][0] == shown
+    assert next(m["content"] for m in messages if m["role"] == "assistant") == shown
     assert tool_results(model.requests[-1]) == {"slow": CANCELLED, "quick": "echo: x", "asks": CANCELLED}
     assert [m["content"] for m in messages if m["role"] == "user"] == ["talk", "run tools", "add", "again"]
 

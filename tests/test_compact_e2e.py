@@ -12,13 +12,13 @@ import re
 from typing import Any
 
 import pytest
-
-from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
-from crow_acp.function_model import FunctionModel
-from crow_acp.testing import Fault, Reply, ToolCall
-from crow_compact.summary import MARKER, SYSTEM
 from helpers import RecordingClient, assert_strict_pairing, text
 from inproc import crow
+
+from crow_acp.function_model import FunctionModel
+from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
+from crow_acp.testing import Fault, Reply, ToolCall
+from crow_compact.summary import MARKER, SYSTEM
 
 FILLER = "apples and pears " * 25  # ~100 tokens, so the older turns are worth summarising
 
@@ -196,8 +196,7 @@ async def test_cancelling_during_the_summary_leaves_the_history_unchanged(home, 
         await conn.prompt(session_id=sid, prompt=turn("one", 100, filler=True))
         await conn.prompt(session_id=sid, prompt=turn("two", 200, filler=True))
         prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=turn("three", 420)))
-        while not activity(client, "Compacting context"):
-            await asyncio.sleep(0.02)
+        await client.wait_for(lambda c: activity(c, "Compacting context"))
         await conn.cancel(session_id=sid)
         assert (await asyncio.wait_for(prompt, 10)).stop_reason == "cancelled"
         shown = activity(client, "Compacting context")

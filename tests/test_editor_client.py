@@ -9,12 +9,12 @@ import asyncio
 import time
 
 import pytest
+from editor_support import EDITOR_CAPS, EditorClient, asked, drive, final, results, started, updates_for
+from helpers import crow_env, run_crow, text
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.editor.terminal import SHELL
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
-from editor_support import EDITOR_CAPS, EditorClient, asked, drive, final, results, started, updates_for
-from helpers import crow_env, run_crow, text
 
 BUFFER = "def f():\n    return 1\n"
 
@@ -190,7 +190,7 @@ async def test_cancel_during_a_command_still_releases_the_terminal(tmp_path, wor
         async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=EDITOR_CAPS) as (conn, _):
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("go")]))
-            while not client.called("wait_for_terminal_exit"):
+            while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow's process
                 await asyncio.sleep(0.05)
             await conn.cancel(session_id=sid)
             assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"

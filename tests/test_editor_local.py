@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from editor_support import EditorClient, asked, drive, final, results, started
+from helpers import RecordingClient
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.testing import ToolCall
-from editor_support import EditorClient, asked, drive, final, results, started
-from helpers import RecordingClient
 
 
 @pytest.fixture

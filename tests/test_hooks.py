@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -287,7 +287,9 @@ async def test_slash_commands_carried_by_a_callback(crow_home, tmp_path):
         return "never"
 
     class Greeter:
-        commands = [SlashCommand("hello", "Greets", greet, hint="name"), SlashCommand("wait", "Waits", wait)]
+        commands: ClassVar[list[SlashCommand]] = [
+            SlashCommand("hello", "Greets", greet, hint="name"), SlashCommand("wait", "Waits", wait)
+        ]
 
         async def __call__(self, session: Any, **_: Any) -> None:
             pass

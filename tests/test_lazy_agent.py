@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 from acp.agent.router import build_agent_router
+from helpers import crow_env, write_config
 
 from crow_acp.agent import AcpAgent
 from crow_acp.lazy_agent import LazyAgent
-from helpers import crow_env, write_config
 
 
 def routed(agent: object) -> set[str]:

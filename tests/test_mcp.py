@@ -39,7 +39,7 @@ class TimedClient(RecordingClient):
         await super().session_update(session_id, update, **kw)
 
     def time_of(self, call_id: str, status: str) -> float:
-        return next(t for t, u in zip(self.times, self.updates) if getattr(u, "tool_call_id", None) == call_id
+        return next(t for t, u in zip(self.times, self.updates, strict=True) if getattr(u, "tool_call_id", None) == call_id
                     and getattr(u, "status", None) == status)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
+from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from inproc import crow
 
 from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ScriptedModel
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
-from inproc import crow
 
 PROFILES = """
 model = "fast"
@@ -88,9 +88,10 @@ async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_ho
 
 @pytest.mark.anyio
 async def test_additional_directories_follow_the_editor_on_load(crow_home, tmp_path):
+    from helpers import in_process
+
     from crow_acp.agent import AcpAgent
     from crow_acp.config import load_config
-    from helpers import in_process
 
     first, second = str(tmp_path / "first"), str(tmp_path / "second")
     async with in_process(AcpAgent(load_config(home=crow_home))) as agent:

@@ -99,9 +99,15 @@ async def test_chain_runs_a_then_b_then_c_once_each_with_summaries_and_attributi
 
 
 async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path, monkeypatch):
+    reviewing = anyio.Event()
+
+    def slow_review(request: dict) -> Reply:
+        reviewing.set()
+        return Reply(text="slow review", first_delay=30)
+
     scripts = {
         "coder": [Reply(text="CODE-DONE")],
-        "reviewer": [Reply(text="slow review", first_delay=30), Reply(text="REVIEW-2")],
+        "reviewer": [slow_review, Reply(text="REVIEW-2")],
         "tester": [Reply(text="TESTS")],
     }
     client = RecordingClient()
@@ -117,8 +123,7 @@ async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path, monke
 
                 group.start_soon(run)
                 await client.wait_for(lambda c: ("coder → reviewer", "in_progress") in titles(c))
-                while not models["reviewer"].requests:  # the reviewer's model call is under way
-                    await anyio.sleep(0.01)
+                await reviewing.wait()  # the reviewer's model call is under way
                 await conn.cancel(session_id=sid)
             assert result["first"].stop_reason == "cancelled"
             assert len(models["reviewer"].requests) == 1 and models["tester"].requests == []

@@ -103,7 +103,13 @@ async def test_supervisor_routes_by_the_shared_state_and_completes(crow_home, tm
 
 
 async def test_cancel_while_the_router_decides_stops_the_run(crow_home, tmp_path, monkeypatch):
-    scripts = {"router": [Reply(text="emma", first_delay=30)], "emma": [Reply(text="PRD")], "bob": [], "alex": []}
+    deciding = anyio.Event()
+
+    def slow_router(request: dict) -> Reply:
+        deciding.set()
+        return Reply(text="emma", first_delay=30)
+
+    scripts = {"router": [slow_router], "emma": [Reply(text="PRD")], "bob": [], "alex": []}
     client = RecordingClient()
     models = functions(**scripts)
     async with in_process(client, "build_supervisor", crow_home, models, monkeypatch) as conn:
@@ -116,8 +122,7 @@ async def test_cancel_while_the_router_decides_stops_the_run(crow_home, tmp_path
                     result["response"] = await conn.prompt(session_id=sid, prompt=[text("build it")])
 
                 group.start_soon(run)
-                while not models["router"].requests:
-                    await anyio.sleep(0.05)
+                await deciding.wait()
                 await conn.cancel(session_id=sid)
     assert result["response"].stop_reason == "cancelled"
     assert models["emma"].requests == []

@@ -132,7 +132,7 @@ async def test_git_summary_names_the_branch_and_whether_it_is_dirty(tmp_path):
 async def test_the_default_template_renders_cwd_tools_context_and_the_skills_catalog(tmp_path):
     write(tmp_path / "AGENTS.md", "Always answer in haiku.")
     prompt = default_prompt(home=tmp_path / "home")
-    agent, session, _ = await open_session(tmp_path, tmp_path)
+    _, session, _ = await open_session(tmp_path, tmp_path)
     session.set_context("skills_catalog", [{"name": "pdf-tools", "description": "Read PDFs.", "path": "/s/SKILL.md"}])
     await prompt(session, loaded=False)
 

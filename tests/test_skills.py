@@ -268,7 +268,7 @@ async def test_load_skill_offers_known_names_only_and_counts_as_injected(tmp_pat
     make_skill(skills, "git-helper", metadata="{triggers: git}", body="Run git status first.")
     (skills / "git-helper" / "scripts").mkdir()
     (skills / "git-helper" / "scripts" / "check.sh").write_text("true")
-    agent, session, hook, events = await open_session(tmp_path, skills)
+    agent, session, hook, _ = await open_session(tmp_path, skills)
     tool = agent.sessions[session.session_id].local_tools["load_skill"]
     assert tool.parameters["properties"]["name"]["enum"] == ["git-helper"]
     assert tool.read_only and tool.view({"name": "git-helper"}).title == "Skill: git-helper"

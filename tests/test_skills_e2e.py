@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from helpers import RecordingClient, text
+from inproc import crow
 
 from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ToolCall
-
-from helpers import RecordingClient, text
-from inproc import crow
 
 
 @pytest.fixture
