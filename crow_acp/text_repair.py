@@ -64,8 +64,28 @@ def clean_meta(meta: EntryMeta) -> EntryMeta:
     """Entry metadata with valid Unicode (reasoning, prompt blocks, tool display): the same when valid."""
     from .history import EntryMeta
 
+    tool = meta.tool
+    shown = tool and [tool.name, tool.title, tool.locations, tool.raw_input, tool.content]
+    if is_valid([meta.blocks, meta.message_id, meta.reasoning, meta.skill, meta.other, meta.handoff and meta.handoff.source, shown]):
+        return meta  # the common case, checked without building the JSON form
     data = meta.to_json()
     return EntryMeta.from_json(data) if repair(data) else meta
+
+
+def is_valid(value: Any) -> bool:
+    """Whether every string in a JSON-like value (keys too) is valid Unicode; nothing is changed."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if clean_text(node) is not node:
+                return False
+        elif isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return True
 
 
 def repair_stored(store: SessionStore, session_id: str, entries: list[StoredMessage]) -> list[StoredMessage]:
