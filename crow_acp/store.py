@@ -60,6 +60,7 @@ class SessionStore(Protocol):
     def move_first(self, session_id: str, row_id: int) -> None: ...
     def archive(self, row_ids: list[int]) -> None: ...
     def atomic(self) -> AbstractContextManager[None]: ...
+    def delete(self, session_id: str) -> None: ...  # the session and its whole history, at once
 
 
 class SqliteStore:
@@ -125,6 +126,11 @@ class SqliteStore:
 
     def archive(self, row_ids: list[int]) -> None:
         self.db.executemany("UPDATE messages SET active = 0 WHERE id = ?", [(i,) for i in row_ids])
+
+    def delete(self, session_id: str) -> None:
+        with self.atomic():
+            self.db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            self.db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     @contextmanager
     def atomic(self) -> Iterator[None]:

@@ -1,0 +1,107 @@
+"""`crow sessions`: list stored sessions, print one as a transcript, or delete one.
+
+It goes through the session store's public methods only (list, get, messages, delete); the transcript
+is rebuilt with the same replay `session/load` sends to an editor.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from crow.exits import FAILED, OK, USAGE, Exit
+
+PREVIEW_LINES = 6
+
+
+def sessions_command(action: str, session_id: str | None) -> int:
+    from crow.cli import load
+    from crow.logfile import log_to_file
+    from crow_acp.store import SqliteStore
+
+    if action != "list" and not session_id:
+        raise Exit(USAGE, f"crow sessions {action} needs a session id (`crow sessions` lists them)")
+    config = load()
+    log_to_file(config.log_dir)
+    if not config.db_path.exists():
+        records: list[Any] = []
+        if action != "list":
+            raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
+        _print_list(records)
+        return OK
+    try:
+        store = SqliteStore(config.db_path)
+    except sqlite3.Error as exc:
+        raise Exit(FAILED, f"cannot open {config.db_path}: {exc}") from exc
+    try:
+        _act(store, action, session_id or "")
+    except sqlite3.Error as exc:
+        raise Exit(FAILED, f"{config.db_path}: {exc}") from exc
+    finally:
+        store.db.close()
+    return OK
+
+
+def _act(store: Any, action: str, session_id: str) -> None:
+    if action == "list":
+        _print_list(store.list())
+        return
+    record = store.get(session_id)
+    if record is None:
+        raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
+    if action == "show":
+        _print_transcript(record, store.messages(session_id))
+    else:
+        store.delete(session_id)
+        print(f"deleted session {session_id}")
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _print_list(records: list[Any]) -> None:
+    if not records:
+        print("no stored sessions")
+        return
+    print(f"{'id':<32}  {'updated':<16}  {'title':<40}  directory")
+    for record in records:
+        title = (record.title or "(untitled)").replace("\n", " ")
+        title = title if len(title) <= 40 else title[:39] + "…"
+        print(f"{record.id:<32}  {_when(record.updated_at):<16}  {title:<40}  {record.cwd}")
+
+
+def _print_transcript(record: Any, entries: list[Any]) -> None:
+    from crow_acp.acp_updates import replay_updates
+
+    print(f"session {record.id} · {record.title or '(untitled)'}")
+    print(f"directory {record.cwd} · updated {_when(record.updated_at)}")
+    last = None
+    for update in replay_updates(entries):
+        kind = update.session_update
+        text = getattr(getattr(update, "content", None), "text", None)
+        if kind == "user_message_chunk" and text is not None:
+            print(("" if last == kind else "\n") + "> " + text.replace("\n", "\n> "))
+        elif kind == "agent_thought_chunk" and text is not None:
+            print("\n│ " + text.replace("\n", "\n│ "))
+        elif kind == "agent_message_chunk" and text is not None:
+            print(("" if last == kind else "\n") + text)
+        elif kind == "tool_call":
+            _print_tool(update)
+        last = kind
+
+
+def _print_tool(update: Any) -> None:
+    from crow.run.view import ToolState
+
+    state = ToolState(update.tool_call_id)
+    state.merge(update)
+    print(f"⚙ {state.title} [{state.status}]")
+    lines = state.lines()
+    for line in lines[:PREVIEW_LINES]:
+        print("  " + line)
+    if len(lines) > PREVIEW_LINES:
+        print(f"  … {len(lines) - PREVIEW_LINES} more lines")
+    for diff in state.diffs():
+        print(f"  diff {diff.path}")
