@@ -158,3 +158,24 @@ def test_crow_acp_stops_on_a_config_error_with_one_line_and_status_3(tmp_path):
     assert done.returncode == 3
     assert done.stderr == f"crow: {tmp_path / 'config.toml'}: `[permission]`: unknown table; did you mean `[permissions]`?\n"
     assert done.stdout == ""
+
+
+def test_every_config_key_is_documented():
+    """Adding a key means one field with a docstring; `crow check` and readers rely on the text."""
+    from pydantic import BaseModel
+
+    from crow_acp.config import Config, Section
+
+    def sections(model: type[BaseModel]) -> list[type[BaseModel]]:
+        found = [model]
+        for field in model.model_fields.values():
+            for inner in (field.annotation, *getattr(field.annotation, "__args__", ())):
+                if isinstance(inner, type) and issubclass(inner, Section) and inner not in found:
+                    found += sections(inner)
+        return found
+
+    missing = [f"{model.__name__}.{name}" for model in sections(Config)
+               for name, field in model.model_fields.items() if not field.description]
+    assert len(sections(Config)) >= 8, "the walk reaches every table"
+    assert missing == []
+    assert all(model.model_config.get("extra") == "forbid" for model in sections(Config))
