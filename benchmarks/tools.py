@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +24,7 @@ from acp.schema import ClientCapabilities, Implementation
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 CROW = [sys.executable, "-m", "crow", "acp"]
+TREE_FILES = 3000
 
 
 class Client:
@@ -72,6 +74,24 @@ def make_files(work: Path) -> None:
     with open(work / "endless.log", "wb") as handle:
         handle.truncate(1 << 40)
     (work / "evil.txt").write_text("a" * 100_000 + "\n")
+    for index in range(TREE_FILES):  # a source tree: each file listed by ripgrep, read confined, matched by RE2
+        folder = work / "tree" / f"d{index // 100:02}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [f"line {n} of file {index}: some ordinary source text here" for n in range(60)]
+        lines[30] += " needle" if index % 10 == 0 else ""
+        (folder / f"f{index:04}.py").write_text("\n".join(lines) + "\n")
+
+
+def bare_ripgrep(work: Path, runs: int) -> float:
+    """ripgrep alone searching the tree (how search_files searched before it read files confined)."""
+    from crow_acp.editor.search import ripgrep
+
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([ripgrep(), "--no-config", "--line-number", "needle", "tree"], cwd=work, capture_output=True, check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
 
 
 async def main(runs: int) -> None:
@@ -82,6 +102,13 @@ async def main(runs: int) -> None:
             "read_file, first line of a 1 GiB file": await timed(work, home, ToolCall("read_file", {"path": "big.log", "limit": 1}), runs),
             "read_file, a 1 GiB line (scanned, cut)": await timed(work, home, ToolCall("read_file", {"path": "big.log", "line": 2}), runs),
             "search_files '(a*)*b' on a 100 kB line": await timed(work, home, ToolCall("search_files", {"pattern": "(a*)*b"}), runs),
+            f"search_files 'needle' over {TREE_FILES} files (its 300 matches)": await timed(
+                work, home, ToolCall("search_files", {"pattern": "needle", "path": "tree", "max_results": 500}), runs
+            ),
+            f"search_files 'nothing' over {TREE_FILES} files": await timed(
+                work, home, ToolCall("search_files", {"pattern": "nothing", "path": "tree"}), runs
+            ),
+            f"  (bare ripgrep 'needle' over the same {TREE_FILES} files)": bare_ripgrep(work, runs),
             "session/cancel → answer, during a 1 TiB scan": await timed(
                 work, home, ToolCall("read_file", {"path": "endless.log", "line": 10**12}), runs, cancel=True
             ),

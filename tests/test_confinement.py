@@ -50,16 +50,14 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
         sys.executable, "-c", SWAPPER, str(victim), str(outside / "secret.txt"), str(outside / "target.txt"), str(stop),
         stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    rounds, per_round = 8, 12
-    script = [
-        Reply(tool_calls=[
-            ToolCall("read_file" if i % 2 else "write_file",
-                     {"path": "victim.txt"} if i % 2 else {"path": "victim.txt", "content": f"written {r}-{i}\n"},
-                     id=f"c{r}-{i}")
-            for i in range(per_round)
-        ])
-        for r in range(rounds)
-    ]  # fmt: skip
+    rounds, per_round = 8, 18
+    calls = (  # read, write and search in parallel; a search looks for the outside file's text by name
+        lambda r, i: ToolCall("read_file", {"path": "victim.txt"}, id=f"c{r}-{i}"),
+        lambda r, i: ToolCall("write_file", {"path": "victim.txt", "content": f"written {r}-{i}\n"}, id=f"c{r}-{i}"),
+        lambda r, i: ToolCall("search_files", {"pattern": "OUTSIDE-SECRET|inside"} if i % 2 else
+                              {"pattern": "OUTSIDE", "path": "victim.txt"}, id=f"c{r}-{i}"),
+    )  # fmt: skip
+    script = [Reply(tool_calls=[calls[i % 3](r, i) for i in range(per_round)]) for r in range(rounds)]
     try:
         with ScriptedModel(script, default=Reply(text="done")) as model:
             async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
@@ -72,6 +70,7 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
     answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
+    assert any("victim.txt:1: inside" in answer for answer in answers)  # the searches did read the victim
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == before  # nothing changed or added outside
     assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]  # no temporary file left behind
 

@@ -2,8 +2,9 @@
 
 list_files walks directory fds from the confined opener: no symlink leads it out of the roots, and
 a huge directory costs no more than the entries it shows. search_files runs ripgrep (the
-`ripgrep` wheel's binary): a linear-time regex engine no pattern can hang, .gitignore respected,
-in a subprocess that the timeout or a cancel kills.
+`ripgrep` wheel's binary) only to list the files to search (.gitignore respected, in a subprocess
+that the timeout or a cancel kills); grep.py reads each one through the confined opener and
+matches it with RE2, a linear-time engine no pattern can hang.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import signal
 import stat
 import sysconfig
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -24,12 +26,14 @@ from ..events import ToolResult
 from ..tools import FunctionTool, ToolContext
 from .common import Stopped, guarded, int_arg, off_loop
 from .confined import check_regular
+from .grep import compile_pattern, grep_files
 from .paths import ToolError, Workspace
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"})
 MAX_ENTRIES = 500
 MAX_MATCHES = 500
-MAX_LINE = 300
+BATCH = 256
+"""Files searched per trip to the worker thread."""
 SEARCH_TIMEOUT = 60
 """Seconds one search may take; what it found by then is returned, with a marker."""
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -82,16 +86,13 @@ def ripgrep() -> str:
     return found
 
 
-def rg_command(pattern: str, ignore_case: bool, glob: str | None, literal: bool) -> list[str]:
+def rg_files_command(glob: str | None) -> list[str]:
+    """ripgrep listing the files a search reads: never the reading itself, which opens by path."""
     command = [
-        ripgrep(), "--no-config", "--line-number", "--with-filename", "--no-heading", "--color=never", "--null",
-        "--hidden", "--no-require-git", "--sort=path", f"--max-columns={MAX_LINE}", "--max-columns-preview",
+        ripgrep(), "--no-config", "--files", "--null", "--hidden", "--no-require-git", "--sort=path",
         "--max-filesize=2M", *(f"--glob=!{name}" for name in sorted(SKIP_DIRS)),
     ]  # fmt: skip
-    command += ["--ignore-case"] if ignore_case else []
-    command += ["--fixed-strings"] if literal else []
-    command += ["--glob", glob] if glob else []
-    return [*command, "--regexp", pattern]
+    return command + (["--glob", glob] if glob else [])
 
 
 async def search(ws: Workspace, top: str, pattern: str, ignore_case: bool, glob: str | None, limit: int) -> str:
@@ -100,36 +101,37 @@ async def search(ws: Workspace, top: str, pattern: str, ignore_case: bool, glob:
         raise ToolError(f"{ws.display(top)} does not exist.")
     if not stat.S_ISDIR(st.st_mode):
         check_regular(real, st)  # ripgrep would block forever on a FIFO named explicitly
+    regex = await off_loop(lambda stop: compile_pattern(pattern, ignore_case))
     cwd, names = (real, []) if stat.S_ISDIR(st.st_mode) else (os.path.dirname(real), ["--", os.path.basename(real)])
-    matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, False), *names], cwd, ws, limit)
-    if not matches and "regex" in error.lower():  # not a valid (or too large a) regex: search for the text
-        matches, note, error = await _run_rg([*rg_command(pattern, ignore_case, glob, True), *names], cwd, ws, limit)
+    matches, note, error = await _search([*rg_files_command(glob), *names], cwd, ws, regex, limit)
     if not matches and error:
         raise ToolError(f"The search failed: {error.strip()[:500]}")
     return "\n".join(matches) + note if matches else "No matches."
 
 
-async def _run_rg(command: list[str], cwd: str, ws: Workspace, limit: int) -> tuple[list[str], str, str]:
-    """(matches, a note on why it stopped early, rg's error text)."""
+async def _search(command: list[str], cwd: str, ws: Workspace, regex: Any, limit: int) -> tuple[list[str], str, str]:
+    """(matches, a note on why it stopped early, rg's error text). Files are searched in batches
+    while ripgrep goes on listing, so the first matches come without waiting for the whole list."""
     process = await asyncio.create_subprocess_exec(
         *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     assert process.stdout is not None and process.stderr is not None  # both are pipes
     matches: list[str] = []
-    note = ""
+    note, pending = "", b""
     errors = asyncio.create_task(_read_capped(process.stderr, 4000))
+    deadline = time.monotonic() + SEARCH_TIMEOUT
     try:
         with anyio.move_on_after(SEARCH_TIMEOUT) as timer:
-            while line := await process.stdout.readline():
-                path, _, rest = line.rstrip(b"\n").partition(b"\0")
-                number, _, text = rest.partition(b":")
-                shown = ws.display(os.path.join(cwd, os.fsdecode(path)))
-                matches.append(f"{shown}:{number.decode()}: {text.decode(errors='replace').strip()[:MAX_LINE]}")
-                if len(matches) == limit:
-                    note = f"\n[... stopped after {limit} matches; narrow the search ...]"
-                    break
-        if timer.cancelled_caught:
+            while len(matches) < limit and (chunk := await process.stdout.read(65536)):
+                *names, pending = (pending + chunk).split(b"\0")
+                for start in range(0, len(names), BATCH):
+                    batch = names[start : start + BATCH]
+                    matches += await off_loop(grep_files, ws.confined, cwd, batch, regex, limit - len(matches), ws.display, deadline)
+                    if len(matches) >= limit:
+                        note = f"\n[... stopped after {limit} matches; narrow the search ...]"
+                        break
+        if timer.cancelled_caught or time.monotonic() > deadline:
             note = f"\n[... the search was stopped after {SEARCH_TIMEOUT} s; narrow it ...]"
     finally:
         try:
@@ -180,7 +182,7 @@ def search_tools(ws: Workspace) -> list[FunctionTool]:
         ),
         FunctionTool(
             "search_files",
-            "Search text files for a regular expression (Rust regex syntax; invalid regexes match literally). "
+            "Search text files for a regular expression (RE2 syntax, one line at a time; invalid regexes match literally). "
             "Prints path:line: text for each match; skips .git, files ignored by .gitignore, binary and very large files.",
             {
                 "type": "object",
