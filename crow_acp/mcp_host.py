@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
@@ -22,6 +21,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["McpHost", "McpServer", "McpTool", "ServerSpec", "ServerUnavailable", "server_specs"]
 Status = Literal["connecting", "ready", "failed", "closed"]
+CLOSE_WAIT = 8.0
+"""Seconds a close waits for the connection to end: the SDK's stdio shutdown of a server that ignores
+its stdin closing and SIGTERM takes up to 6.5 s (flush, 2 s after EOF, 2 s after SIGTERM, SIGKILL)."""
 
 
 class McpServer(ServerLists):
@@ -143,18 +145,9 @@ class McpServer(ServerLists):
     async def _transport(self, stack: AsyncExitStack) -> Any:
         spec = self.spec
         if spec.transport == "stdio":
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import get_default_environment, stdio_client
+            from .mcp_stdio import stdio_transport
 
-            from .secrets import child_env
-
-            # The SDK's short list of safe variables, never crow's model keys unless the config passes one.
-            env = child_env(get_default_environment(), spec.env)
-            params = StdioServerParameters(
-                command=spec.command or "", args=spec.args, env=env, cwd=self.cwd,
-                encoding_error_handler="replace",  # one bad byte must not kill the server's reader for good
-            )  # fmt: skip
-            return stdio_client(params, errlog=sys.stderr)
+            return stdio_transport(spec, self.cwd)
         if spec.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -210,7 +203,7 @@ class McpServer(ServerLists):
             self._starting.cancel()
         if self._task and not self._task.done():
             # asyncio.wait, unlike awaiting the task, never raises: a start that timed out was cancelled.
-            _, pending = await asyncio.wait({self._task}, timeout=5)
+            _, pending = await asyncio.wait({self._task}, timeout=CLOSE_WAIT)
             for task in pending:
                 task.cancel()
 
