@@ -11,6 +11,7 @@ import asyncio
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from crow.exits import INTERRUPTED
 
@@ -43,14 +44,26 @@ def make_view(options: RunOptions):  # -> View
 def run_prompt(options: RunOptions) -> int:
     """Run one prompt; the exit status follows crow/exits.py. Ctrl-C at any moment is 130, quietly."""
     from crow.logfile import log_to_file
-    from crow.run.session import drive
 
     log_to_file(options.log_dir, verbose=options.verbose)
     view = make_view(options)
     try:
-        return asyncio.run(drive(options, view))
+        return asyncio.run(_main(options, view))
     except KeyboardInterrupt:
         view.interrupted()
         return INTERRUPTED
     finally:
         view.close()
+
+
+async def _main(options: RunOptions, view: Any) -> int:
+    from crow.run.child import start_child
+
+    process = await start_child(options)  # the child boots while the SDK imports here (~1 s each)
+    try:
+        from crow.run.session import drive
+    except BaseException:  # Ctrl-C during the import: drive never owned the child
+        process.kill()
+        await process.wait()
+        raise
+    return await drive(options, view, process)
