@@ -42,6 +42,8 @@ class SessionPool:
         self.open: OrderedDict[str, Opening] = OrderedDict()
         """Least recently used first."""
         self.evicted: OrderedDict[str, Opening] = OrderedDict()
+        self.pinned = False
+        """True for a MultiAgent's members: their sessions leave memory only with the whole graph."""
 
     def opened(self, session_id: str, opening: Opening) -> None:
         self.evicted.pop(session_id, None)
@@ -62,6 +64,8 @@ class SessionPool:
 
     def victims(self, sessions: dict[str, Session], keep: str | None = None) -> list[str]:
         """Idle sessions to evict now: the idle-too-long ones, then the oldest past max_open."""
+        if self.pinned:
+            return []
         idle = [sid for sid in self.open if sid != keep and sid in sessions and not _busy(sessions[sid])]
         limit = self.config.idle_minutes
         now = time.monotonic()
@@ -85,6 +89,11 @@ class SessionLifecycle:
     cancel: Callable[..., Awaitable[None]]
     _reopen: Callable[..., Awaitable[None]]
     _spawn: Callable[[Any], None]
+
+    def keep_sessions_open(self) -> None:
+        """Never evict this agent's sessions: a MultiAgent's members are closed with their graph, since
+        its run reaches into member sessions between prompts."""
+        self.pool.pinned = True
 
     async def _live(self, session_id: str) -> Session:
         """The session in memory; one evicted for room is opened again, as it was."""

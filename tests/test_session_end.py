@@ -190,3 +190,22 @@ async def test_idle_sessions_are_evicted(crow_home, tmp_path):
             await anyio.sleep(0.3)  # idle well past the limit
             b = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             assert ends == [(a, "evicted")] and list(agent.sessions) == [b]
+
+
+async def test_a_multi_agents_members_are_never_evicted_one_by_one(crow_home, tmp_path, monkeypatch):
+    from crow.patterns.bridge import add_agent_callback
+    from crow_acp import MultiAgent
+
+    write_config(crow_home, "[sessions]\nmax_open = 1\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    first, second = AcpAgent(load_config(home=crow_home), name="first"), AcpAgent(load_config(home=crow_home), name="second")
+    first.set_callbacks(add_agent_callback(CrowCallbacks(), second))
+    team = MultiAgent(entry_agent=first)
+    try:
+        with anyio.fail_after(20):
+            sids = [(await team.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id for _ in range(3)]
+            assert sorted(first.sessions) == sorted(sids) and len(second.sessions) == 3
+            await team.close_session(session_id=sids[0])
+            assert len(first.sessions) == 2 and len(second.sessions) == 2
+    finally:
+        await team.shutdown()

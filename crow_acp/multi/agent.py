@@ -60,6 +60,8 @@ class MultiAgent:
         self.entry_agent = entry_agent
         self.entry = entry_of(entry_agent)
         self.members = collect_members([entry_agent, *extra])
+        for member in self.members:
+            member.keep_sessions_open()  # a graph's sessions leave memory together, on close or shutdown
         self.driver = driver
         self.name = name or self.entry.name
         nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]
