@@ -20,8 +20,8 @@ from pathlib import Path
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, Implementation, McpServerStdio
 
-from crow_acp.history import EntryMeta, StoredMessage, ToolDisplay
-from crow_acp.store import SessionRecord, SqliteStore
+from crow_acp.store.sqlite import SqliteStore
+from history import fill_session
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 HERE = Path(__file__).parent
@@ -175,15 +175,8 @@ async def idle_sessions(env: dict[str, str], count: int) -> int:
 
 async def load_time(env: dict[str, str], home: str, messages: int, runs: int) -> float:
     store = SqliteStore(Path(home) / "sessions.db")
-    store.create(SessionRecord("bench-load", os.getcwd(), "bench", time.time(), time.time(), {"agent": "crow"}))
-    for index in range(messages // 4):
-        call_id = f"call_{index}"
-        store.append("bench-load", StoredMessage({"role": "user", "content": f"question {index} " * 20}))
-        store.append("bench-load", StoredMessage({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": "time__get_current_time", "arguments": "{}"}}]}))
-        store.append("bench-load", StoredMessage({"role": "tool", "tool_call_id": call_id, "content": "result " * 30},
-                                                 EntryMeta(tool=ToolDisplay("get_current_time", "get_current_time", "read"))))
-        store.append("bench-load", StoredMessage({"role": "assistant", "content": f"answer {index} " * 40}, EntryMeta(reasoning="thinking " * 10)))
+    fill_session(store, "bench-load", messages)
+    await store.close()
     times = []
     for _ in range(runs):
         async with spawn_agent_process(TimingClient(), *CROW, env=env, transport_kwargs={"stderr": None}) as (conn, _):

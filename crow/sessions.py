@@ -1,11 +1,12 @@
 """`crow sessions`: list stored sessions, print one as a transcript, or delete one.
 
-It goes through the session store's public methods only (list, get, messages, delete); the transcript
-is rebuilt with the same replay `session/load` sends to an editor.
+It goes through the session store's public methods only (list_sessions, get, load, delete), on whichever
+backend the config names; the transcript is rebuilt with the same replay `session/load` sends to an editor.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from typing import Any
@@ -18,42 +19,49 @@ PREVIEW_LINES = 6
 def sessions_command(action: str, session_id: str | None) -> int:
     from crow.cli import load
     from crow.logfile import log_to_file
-    from crow_acp.store import SqliteStore
+    from crow_acp.store import SessionBusy, StoreError, open_store, store_url
 
     if action != "list" and not session_id:
         raise Exit(USAGE, f"crow sessions {action} needs a session id (`crow sessions` lists them)")
     config = load()
     log_to_file(config.log_dir)
-    if not config.db_path.exists():
+    if store_url(config) is None and not config.db_path.exists():
         records: list[Any] = []
         if action != "list":
             raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
         _print_list(records)
         return OK
     try:
-        store = SqliteStore(config.db_path)
-    except sqlite3.Error as exc:
-        raise Exit(FAILED, f"cannot open {config.db_path}: {exc}") from exc
+        store = open_store(config)
+    except StoreError as exc:
+        raise Exit(FAILED, str(exc)) from exc
     try:
-        _act(store, action, session_id or "")
-    except sqlite3.Error as exc:
-        raise Exit(FAILED, f"{config.db_path}: {exc}") from exc
-    finally:
-        store.db.close()
+        asyncio.run(_act(store, action, session_id or ""))
+    except (sqlite3.Error, StoreError) as exc:
+        raise Exit(FAILED, f"{store_url(config) or config.db_path}: {exc}") from exc
+    except SessionBusy as exc:
+        raise Exit(FAILED, str(exc)) from exc
     return OK
 
 
-def _act(store: Any, action: str, session_id: str) -> None:
+async def _act(store: Any, action: str, session_id: str) -> None:
+    try:
+        await _act_on(store, action, session_id)
+    finally:
+        await store.close()
+
+
+async def _act_on(store: Any, action: str, session_id: str) -> None:
     if action == "list":
-        _print_list(store.list())
+        _print_list(await store.list_sessions())
         return
-    record = store.get(session_id)
+    record = await store.get(session_id)
     if record is None:
         raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
     if action == "show":
-        _print_transcript(record, store.messages(session_id))
+        _print_transcript(record, await store.load(session_id))
     else:
-        store.delete(session_id)
+        await store.delete(session_id)  # refused while another crow process has it open
         print(f"deleted session {session_id}")
 
 

@@ -49,7 +49,8 @@ from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
 from .session_options import OptionHandlers, SessionOptions, mode_command
 from .session_pool import Opening, SessionPool, end_session
-from .store import SessionRecord, SqliteStore
+from .leases import Leases
+from .store import SessionRecord, SessionStore, open_store
 from .text_repair import repair_stored
 from .titles import name_session
 from .wire import check_directories
@@ -60,7 +61,7 @@ INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
 class AcpAgent(SessionControl, OptionHandlers):
-    def __init__(self, config: Config | None = None, *, name: str = "crow") -> None:
+    def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
         self.name = name
@@ -69,7 +70,9 @@ class AcpAgent(SessionControl, OptionHandlers):
         self.sessions: dict[str, Session] = {}
         self.conn: Any = None
         self.client_capabilities: Any = None
-        self._store: SqliteStore | None = None
+        self._store = store
+        self._owns_store = store is None
+        self.leases = Leases(lambda: self.store, self._lost)
         self.models = Models(self.config)
         self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -85,9 +88,10 @@ class AcpAgent(SessionControl, OptionHandlers):
         self.observers.append(observer)
 
     @property
-    def store(self) -> SqliteStore:
+    def store(self) -> SessionStore:
+        """The store given to the constructor, else the one the config names (SQLite by default)."""
         if self._store is None:
-            self._store = SqliteStore(self.config.db_path)
+            self._store = open_store(self.config)
         return self._store
 
     @property
@@ -103,6 +107,19 @@ class AcpAgent(SessionControl, OptionHandlers):
             self.pool.forget(session.id)
             await end_session(self.callbacks, session, "shutdown")
         await self.models.close()
+        await self.leases.close()
+        await self._close_store(sessions)
+
+    async def _close_store(self, sessions: list[Session]) -> None:
+        """Every queued write lands and the leases go; a store the caller gave stays open for them."""
+        if self._store is None:
+            return
+        if self._owns_store:
+            store, self._store = self._store, None
+            await store.close()
+            return
+        await asyncio.gather(*(self.leases.give_back(session.id) for session in sessions))
+        await self._store.flush()
 
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
@@ -126,6 +143,7 @@ class AcpAgent(SessionControl, OptionHandlers):
             "mode": self.config.permissions.default_mode,
         }
         self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
+        await self.leases.take(session_id)
         self._held[session_id] = []  # nothing may reach the editor before the session/new response
         await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
         self._after_response(session_id)
@@ -148,7 +166,7 @@ class AcpAgent(SessionControl, OptionHandlers):
     ) -> Any:
         """A new session with this one's history so far, independent from then on."""
         check_directories(cwd, additional_directories)
-        fork_id = copy_session(self.store, session_id, cwd, additional_directories)
+        fork_id = await copy_session(self.store, session_id, cwd, additional_directories)
         await self._reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
 
@@ -160,7 +178,7 @@ class AcpAgent(SessionControl, OptionHandlers):
                 title=r.title,
                 updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.updated_at)),
             )
-            for r in self.store.list(cwd)
+            for r in await self.store.list_sessions(cwd)
             if r.data.get("agent", self.name) == self.name
         ]
         return ListSessionsResponse(sessions=sessions)
@@ -182,7 +200,9 @@ class AcpAgent(SessionControl, OptionHandlers):
         session = await self._live(session_id)
         cancels = session.cancels  # a cancel from now on is meant for this prompt too
         async with session.lock:
-            return PromptResponse(stop_reason=await self._turn(session, as_dicts(prompt), cancels))
+            stop = await self._turn(session, as_dicts(prompt), cancels)
+            await session.store.flush()  # what the editor is told has happened is durable
+            return PromptResponse(stop_reason=stop)
 
     async def _turn(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
@@ -260,17 +280,25 @@ class AcpAgent(SessionControl, OptionHandlers):
         return "end_turn"
 
     # Sessions: plumbing (the public methods on open sessions are SessionControl's, in agent_sessions.py)
-    def _stored_entries(self, session_id: str) -> list[StoredMessage]:
-        if self.store.get(session_id) is None:
+    async def _stored_entries(self, session_id: str) -> list[StoredMessage]:
+        if session_id in self.sessions:  # open here: cancel its turn and let it record, then read
+            await self.close_session(session_id)
+        record = await self.store.get(session_id)
+        if record is None:
             raise RequestError.resource_not_found(session_id)
-        return repair_stored(self.store, session_id, self.store.messages(session_id))
+        await self.leases.take(session_id)
+        return repair_stored(self.store, record, await self.store.load(session_id))
+
+    async def _lost(self, session_id: str) -> None:
+        """Another process took the session over (this one stalled past the lease): stop writing it."""
+        await self._release(session_id, "closed")
 
     async def _reopen(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
     ) -> None:
         """A stored session back in memory and started; on load, its history replayed to the editor."""
         check_directories(cwd, directories)
-        entries = self._stored_entries(session_id)
+        entries = await self._stored_entries(session_id)
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
@@ -290,7 +318,7 @@ class AcpAgent(SessionControl, OptionHandlers):
         """The session object with its stored history (valid for the model again), not yet started."""
         if session_id in self.sessions:  # loaded again while open: finish with the live one first
             await self.close_session(session_id)
-        record = self.store.get(session_id)
+        record = await self.store.get(session_id)
         assert record is not None
         if directories is not None:  # the editor's roots now, over the ones stored
             record.data["additional_directories"] = directories
@@ -308,6 +336,7 @@ class AcpAgent(SessionControl, OptionHandlers):
             title=record.title,
             client=self.conn,
             client_capabilities=self.client_capabilities,
+            last_row=max((entry.row_id or 0 for entry in entries), default=0),
         )
         repair_history(session, [e for e in entries if e.active])
         self.sessions[session_id] = session

@@ -149,6 +149,13 @@ class PromptConfig(Section):
     """A Jinja2 template that replaces the default system prompt."""
 
 
+class StoreConfig(Section):
+    url: str | None = None
+    """postgresql://… keeps sessions in PostgreSQL (CROW_DATABASE_URL overrides); unset: SQLite under home."""
+    lease_ttl: float = Field(30.0, gt=0)
+    """Seconds a session stays locked to a crow process that stopped renewing (one on another machine)."""
+
+
 class TitleConfig(Section):
     enabled: bool = True
     """After the first turn, a short side call names the session (the truncated prompt until then)."""
@@ -177,6 +184,8 @@ class Config(Section):
     """How sessions get their titles."""
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     """Which sessions stay in memory."""
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    """Where sessions are kept."""
     max_steps: int = Field(50, ge=1)
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)

@@ -16,9 +16,9 @@ from .history import StoredMessage
 from .store import SessionRecord, SessionStore
 
 
-def copy_session(store: SessionStore, source_id: str, cwd: str, directories: list[str] | None) -> str:
+async def copy_session(store: SessionStore, source_id: str, cwd: str, directories: list[str] | None) -> str:
     """Copy the session's record and rows to a new session; returns the new id."""
-    source = store.get(source_id)
+    source = await store.get(source_id)
     if source is None:
         raise RequestError.resource_not_found(source_id)
     fork_id, now = uuid.uuid4().hex, time.time()
@@ -27,9 +27,6 @@ def copy_session(store: SessionStore, source_id: str, cwd: str, directories: lis
     if directories is not None:
         data["additional_directories"] = directories
     title = f"{source.title} (fork)" if source.title else None
-    with store.atomic():  # all rows or none: a fork that stops halfway must not exist
-        store.create(SessionRecord(fork_id, cwd, title, now, now, data))
-        # mypy reads `list` in SessionStore's annotations as its list() method; the rows are a list.
-        for entry in store.messages(source_id):  # type: ignore[attr-defined]
-            store.append(fork_id, StoredMessage(entry.message, copy.deepcopy(entry.meta), entry.active))
+    rows = [StoredMessage(e.message, copy.deepcopy(e.meta), e.active, row_id=e.row_id) for e in await store.load(source_id)]
+    store.create(SessionRecord(fork_id, cwd, title, now, now, data), rows)  # one transaction: all rows or none
     return fork_id

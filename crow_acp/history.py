@@ -185,6 +185,9 @@ class StoredMessage:
     active: bool = True
     """False once compaction archived it: replayed to the editor, never sent to the model."""
     row_id: int | None = None
+    """The entry's number within its session, given by the session before it is stored."""
+    order: int = 0
+    """Where the store put it among all sessions' messages (0 until read back): multi-agent replay order."""
 
 
 __all__ = ["EntryKind", "EntryMeta", "Handoff", "StoredMessage", "ToolDisplay"]

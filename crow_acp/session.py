@@ -61,6 +61,8 @@ class Session:
     """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""
     client: Any = None
     client_capabilities: Any = None
+    last_row: int = 0
+    """The highest row_id given to an entry of this session (archived ones included)."""
 
     @property
     def context(self) -> dict[str, Any]:
@@ -79,16 +81,23 @@ class Session:
     def record(self, message: dict[str, Any], meta: EntryMeta | None = None) -> StoredMessage:
         """Append a message to the history and the store at once."""
         repair(message)  # tool results, MCP text and callbacks' messages reach the store valid
-        entry = StoredMessage(message, clean_meta(meta or EntryMeta()))
-        entry.row_id = self.store.append(self.id, entry)
+        entry = self.numbered(StoredMessage(message, clean_meta(meta or EntryMeta())))
+        self.store.append(self.id, entry)  # queued at once, in order; never blocks (see crow_acp/store)
         self.history.append(entry)
+        return entry
+
+    def numbered(self, entry: StoredMessage) -> StoredMessage:
+        """Give `entry` the session's next row_id: the session numbers its own entries, so a write
+        needs no round trip to the store (one process writes a session at a time: the lease)."""
+        self.last_row += 1
+        entry.row_id = self.last_row
         return entry
 
     def update_meta(self, entry: StoredMessage, meta: EntryMeta) -> None:
         """Change an entry's metadata in memory and in the store at once."""
         entry.meta = meta = clean_meta(meta)
         if entry.row_id is not None:
-            self.store.update_extra(entry.row_id, meta.to_json())
+            self.store.update_message(self.id, entry.row_id, extra=meta.to_json())
 
     def save(self) -> None:
         self.store.update(self.id, data=self.data)
@@ -194,11 +203,11 @@ class SessionAccess:
         if history and history[0].message["role"] == "system":
             history[0].message = {"role": "system", "content": text}
             if (row := history[0].row_id) is not None:  # every recorded entry has one
-                self._s.store.replace(row, history[0].message)
+                self._s.store.update_message(self._s.id, row, message=history[0].message)
             return
-        entry = StoredMessage({"role": "system", "content": text})
-        entry.row_id = self._s.store.append(self._s.id, entry)
-        self._s.store.move_first(self._s.id, entry.row_id)
+        entry = self._s.numbered(StoredMessage({"role": "system", "content": text}))
+        self._s.store.append(self._s.id, entry)
+        self._s.store.move_first(self._s.id, entry.row_id or 0)
         history.insert(0, entry)
 
     def add_tool(self, tool: Tool) -> None:
@@ -273,14 +282,15 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
     if cut <= head:
         return 0
     old, tail = history[head:cut], history[cut:]
-    with session.store.atomic():
-        session.store.archive([entry.row_id for entry in old + tail if entry.row_id is not None])
-        session.history = history[:head]
-        session.record({"role": "user", "content": SUMMARY_PREFIX + summary}, EntryMeta("summary", replaced=len(old)))
+    new = [
+        StoredMessage({"role": "user", "content": SUMMARY_PREFIX + summary}, EntryMeta("summary", replaced=len(old))),
         # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
-        session.record({"role": "assistant", "content": SUMMARY_ACK}, EntryMeta("ack"))
-        for entry in tail:
-            session.record(entry.message, entry.meta.with_copy())
+        StoredMessage({"role": "assistant", "content": SUMMARY_ACK}, EntryMeta("ack")),
+        *(StoredMessage(entry.message, entry.meta.with_copy()) for entry in tail),
+    ]
+    # One transaction: a kill mid-compaction leaves the old history or the new one, never half of each.
+    session.store.compact(session.id, [e.row_id for e in old + tail if e.row_id is not None], [session.numbered(e) for e in new])
+    session.history = [*history[:head], *new]
     session.context["compaction_summary"] = summary
     session.context["compactions"] = session.context.get("compactions", 0) + 1
     session.save()

@@ -20,6 +20,7 @@ from .session import SessionAccess
 
 if TYPE_CHECKING:
     from .config import SessionsConfig
+    from .leases import Leases
     from .session import Session
 
 REMEMBERED = 1024
@@ -89,6 +90,7 @@ class SessionLifecycle:
     cancel: Callable[..., Awaitable[None]]
     _reopen: Callable[..., Awaitable[None]]
     _spawn: Callable[[Any], None]
+    leases: Leases
 
     def keep_sessions_open(self) -> None:
         """Never evict this agent's sessions: a MultiAgent's members are closed with their graph, since
@@ -120,6 +122,7 @@ class SessionLifecycle:
             self.sessions.pop(session_id)
             self.pool.forget(session_id, evicted=reason == "evicted")
             await session.mcp.close()
+            await self.leases.give_back(session_id)  # another process may open it now
         await end_session(self.callbacks, session, reason)
 
     async def _evict(self, keep: str) -> None:

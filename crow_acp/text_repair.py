@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .history import EntryMeta, StoredMessage
-    from .store import SessionStore
+    from .store import SessionRecord, SessionStore
 
 
 def clean_text(text: str) -> str:
@@ -88,20 +88,18 @@ def is_valid(value: Any) -> bool:
     return True
 
 
-def repair_stored(store: SessionStore, session_id: str, entries: list[StoredMessage]) -> list[StoredMessage]:
+def repair_stored(store: SessionStore, record: SessionRecord, entries: list[StoredMessage]) -> list[StoredMessage]:
     """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
     for entry in entries:
         if repair(entry.message) and entry.row_id is not None:
-            store.replace(entry.row_id, entry.message)
+            store.update_message(record.id, entry.row_id, message=entry.message)
         if (meta := clean_meta(entry.meta)) is not entry.meta:
             entry.meta = meta
             if entry.row_id is not None:
-                store.update_extra(entry.row_id, meta.to_json())
-    record = store.get(session_id)
-    if record is not None:
-        title = clean_text(record.title) if record.title else record.title
-        if repair(record.data) or title != record.title:
-            store.update(session_id, title=title, data=record.data)
+                store.update_message(record.id, entry.row_id, extra=meta.to_json())
+    title = clean_text(record.title) if record.title else record.title
+    if repair(record.data) or title != record.title:
+        store.update(record.id, title=title, data=record.data)
     return entries
 
 

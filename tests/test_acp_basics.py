@@ -53,7 +53,7 @@ async def test_initialize_advertises_what_crow_implements(crow_home, tmp_path):
             # close and resume are routed (they need the SDK's unstable flag), and do what they say.
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             listed = await conn.list_sessions(cwd=str(tmp_path))
-            assert [s.session_id for s in listed.sessions] == [sid]
+            assert listed.sessions == [], "a session that never got a prompt is not listed"
             await conn.close_session(session_id=sid)
             with pytest.raises(RequestError):
                 await conn.prompt(session_id=sid, prompt=[text("after close")])
@@ -61,6 +61,8 @@ async def test_initialize_advertises_what_crow_implements(crow_home, tmp_path):
             with pytest.raises(RequestError) as after_resume:  # the session is back: the prompt reaches the model
                 await conn.prompt(session_id=sid, prompt=[text("after resume")])
             assert "Could not reach the model endpoint" in str(after_resume.value)
+            listed = await conn.list_sessions(cwd=str(tmp_path))
+            assert [s.session_id for s in listed.sessions] == [sid], "listed once it got a prompt"
 
             # an unknown session is an error (resource not found), never an empty success
             for request in (

@@ -6,6 +6,9 @@ and the store is read back through a second SQLite connection, as another proces
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 from typing import Any
 
 import pytest
@@ -13,7 +16,6 @@ import pytest
 from crow_acp import AcpAgent, MultiAgent
 from crow_acp.config import Config
 from crow_acp.multi import Blackboard, MemberContext
-from crow_acp.store import SqliteStore
 
 pytestmark = pytest.mark.anyio
 SHARED = {"notes", "plan", "blackboard", "graph_sessions"}
@@ -34,16 +36,20 @@ async def opened(tmp_path: Any) -> tuple[MultiAgent, dict[str, Any], str]:
     return multi, contexts, sid
 
 
-def stored(tmp_path: Any, multi: MultiAgent, sid: str) -> dict[str, dict]:
-    """Each member's context as the database holds it, read through a connection of its own."""
-    store = SqliteStore(tmp_path / "home" / "sessions.db")
+async def stored(tmp_path: Any, multi: MultiAgent, sid: str) -> dict[str, dict]:
+    """Each member's context as the database holds it (once the writes made so far landed), read
+    through a connection of its own."""
     graph = multi.graph_of(sid)
     assert graph is not None
+    for agent in graph.agents.values():
+        await agent.store.flush()
+    db = sqlite3.connect(tmp_path / "home" / "sessions.db")
     out = {}
     for name, member_sid in graph.sessions.items():
-        record = store.get(member_sid)
-        assert record is not None
-        out[name] = record.data.get("context", {})
+        row = db.execute("SELECT data FROM sessions WHERE id = ?", (member_sid,)).fetchone()
+        assert row is not None
+        out[name] = json.loads(row[0]).get("context", {})
+    db.close()
     return out
 
 
@@ -51,10 +57,10 @@ def shared_view(context: dict) -> dict:
     return {key: value for key, value in context.items() if key in SHARED}
 
 
-def check_everywhere(
+async def check_everywhere(
     tmp_path: Any, multi: MultiAgent, sid: str, contexts: dict[str, Any], expected: dict, label: str = ""
 ) -> None:
-    on_disk = stored(tmp_path, multi, sid)
+    on_disk = await stored(tmp_path, multi, sid)
     for name in "abc":
         assert shared_view(contexts[name]) == expected, f"{label}: {name} in memory"
         assert shared_view(on_disk[name]) == expected, f"{label}: {name} in the store"
@@ -80,7 +86,7 @@ async def test_every_mutation_of_a_shared_key_reaches_every_member_and_the_store
     for index, (label, mutate, expected) in enumerate(MUTATIONS):
         member = "bca"[index % 3]  # every member changes it in turn
         mutate(contexts[member])
-        check_everywhere(tmp_path, multi, sid, contexts, {"graph_sessions": sessions, **expected}, label)
+        await check_everywhere(tmp_path, multi, sid, contexts, {"graph_sessions": sessions, **expected}, label)
     assert all(isinstance(context, MemberContext) for context in contexts.values())
 
 
@@ -91,9 +97,9 @@ async def test_private_keys_stay_with_their_member_and_clear_empties_the_shared_
     assert "mine" in contexts["b"] and "mine" not in contexts["a"] and "mine" not in contexts["c"]
     assert contexts["a"]["notes"] == contexts["c"]["notes"] == "shared"
     assert contexts["b"].popitem() == ("notes", "shared")  # the last key set in b
-    assert "notes" not in contexts["a"] and "notes" not in stored(tmp_path, multi, sid)["c"]
+    assert "notes" not in contexts["a"] and "notes" not in (await stored(tmp_path, multi, sid))["c"]
     contexts["c"].clear()
-    check_everywhere(tmp_path, multi, sid, contexts, {})
+    await check_everywhere(tmp_path, multi, sid, contexts, {})
     assert contexts["b"]["mine"] == 1, "b's private key survives c's clear()"
     assert dict(contexts["c"]) == {}
 
@@ -105,7 +111,7 @@ async def test_the_blackboard_object_and_set_context_share_and_persist_too(tmp_p
     graph.blackboard["notes"] = ["from the board"]
     assert contexts["c"]["notes"] == ["from the board"]
     graph.agents["c"].access(graph.sessions["c"]).set_context("notes", ["from c"])
-    assert graph.blackboard["notes"] == ["from c"] and stored(tmp_path, multi, sid)["a"]["notes"] == ["from c"]
+    assert graph.blackboard["notes"] == ["from c"] and (await stored(tmp_path, multi, sid))["a"]["notes"] == ["from c"]
     with pytest.raises(KeyError, match="not a shared key"):
         graph.blackboard["private"] = 1
     del graph.blackboard["notes"]

@@ -158,7 +158,7 @@ async def check_sixty_histories(agent: AcpAgent, model: ScriptedModel, tmp_path:
         assert messages[head + 1] == {"role": "assistant", "content": SUMMARY_ACK}, "user/assistant alternate"
         tail = messages[head + 2 :]
         assert tail == [e.message for e in entries][-len(tail):], "the tail is kept verbatim, in order"
-        stored = agent.store.messages(sid)
+        stored = await agent.store.load(sid)
         assert [e.message for e in stored if e.active] == messages, "the store holds what the model sees"
         replay = list(replay_updates(stored))
         markers = [u for u in replay if getattr(u, "title", None) == COMPACTED_MARKER]

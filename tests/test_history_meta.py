@@ -9,6 +9,18 @@ from crow_acp.acp_updates import COMPACTED_MARKER, replay_updates
 from crow_acp.history import EntryMeta, Handoff, StoredMessage, ToolDisplay
 from crow_acp.store import SessionRecord, SqliteStore
 
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+# The schema crow 0.1.0 created (version 1); the store migrates it when it opens the file.
+V1_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, title TEXT, created_at REAL NOT NULL,
+    updated_at REAL NOT NULL, data TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, message TEXT NOT NULL,
+    extra TEXT NOT NULL DEFAULT '{}', active INTEGER NOT NULL DEFAULT 1, pos REAL NOT NULL);
+"""
+
 # What crow wrote in the messages.extra column before the metadata was typed, one row per kind.
 LEGACY_ROWS = [
     ({"role": "system", "content": "You are crow."}, {}),
@@ -28,20 +40,24 @@ LEGACY_ROWS = [
 ]
 
 
-def legacy_store(tmp_path) -> SqliteStore:
-    store = SqliteStore(tmp_path / "sessions.db")
-    store.create(SessionRecord("s", "/w", None, 0.0, 0.0, {}))
+async def legacy_entries(tmp_path) -> list[StoredMessage]:
     db = sqlite3.connect(tmp_path / "sessions.db")
+    db.executescript(V1_SCHEMA)
+    db.execute("INSERT INTO sessions VALUES ('s', '/w', NULL, 0, 0, '{}')")
     for pos, (message, extra) in enumerate(LEGACY_ROWS, 1):
         db.execute("INSERT INTO messages (session_id, message, extra, active, pos) VALUES ('s', ?, ?, 1, ?)",
                    (json.dumps(message), json.dumps(extra), pos))
     db.commit()
     db.close()
-    return store
+    store = SqliteStore(tmp_path / "sessions.db")
+    try:
+        return await store.load("s")
+    finally:
+        await store.close()
 
 
-def test_rows_written_before_typed_metadata_load_as_typed_records(tmp_path):
-    metas = [entry.meta for entry in legacy_store(tmp_path).messages("s")]
+async def test_rows_written_before_typed_metadata_load_as_typed_records(tmp_path):
+    metas = [entry.meta for entry in await legacy_entries(tmp_path)]
     assert [m.kind for m in metas] == [
         "message", "summary", "injected", "prompt", "injected", "message", "message", "prompt", "prompt", "message"
     ]
@@ -55,13 +71,13 @@ def test_rows_written_before_typed_metadata_load_as_typed_records(tmp_path):
     assert metas[9].other == {"mine": {"a": 1}, "kind": "plugin-thing"}, "a plugin's keys are kept as written"
 
 
-def test_legacy_rows_are_written_back_exactly_as_they_were(tmp_path):
+async def test_legacy_rows_are_written_back_exactly_as_they_were(tmp_path):
     """An old row that is loaded and saved again keeps its JSON: older crow versions can still read it."""
-    for entry, (_, extra) in zip(legacy_store(tmp_path).messages("s"), LEGACY_ROWS, strict=True):
+    for entry, (_, extra) in zip(await legacy_entries(tmp_path), LEGACY_ROWS, strict=True):
         assert entry.meta.to_json() == extra
 
 
-def test_every_kind_round_trips_through_the_store(tmp_path):
+async def test_every_kind_round_trips_through_the_store(tmp_path):
     store = SqliteStore(tmp_path / "sessions.db")
     store.create(SessionRecord("s", "/w", None, 0.0, 0.0, {}))
     metas = [
@@ -75,9 +91,10 @@ def test_every_kind_round_trips_through_the_store(tmp_path):
         EntryMeta(tool=ToolDisplay("t", "T", "execute", "failed", ["/a"], {"_raw": "{"}, [{"type": "terminal", "terminalId": "x"}])),
         EntryMeta("prompt", blocks=[], copy=True),
     ]
-    for meta in metas:
-        store.append("s", StoredMessage({"role": "user", "content": "x"}, meta))
-    assert [entry.meta for entry in store.messages("s")] == metas
+    for row, meta in enumerate(metas, 1):
+        store.append("s", StoredMessage({"role": "user", "content": "x"}, meta, row_id=row))
+    assert [entry.meta for entry in await store.load("s")] == metas
+    await store.close()
 
 
 def test_malformed_metadata_loads_without_an_error():
@@ -91,8 +108,8 @@ def test_malformed_metadata_loads_without_an_error():
     assert tool is not None and (tool.kind, tool.status, tool.name) == ("other", "completed", "tool")
 
 
-def test_legacy_rows_replay_as_they_did(tmp_path):
-    entries = legacy_store(tmp_path).messages("s")
+async def test_legacy_rows_replay_as_they_did(tmp_path):
+    entries = await legacy_entries(tmp_path)
     updates = list(replay_updates(entries))
     kinds = [(u.session_update, getattr(u, "title", None)) for u in updates]
     assert kinds == [

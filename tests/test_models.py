@@ -101,4 +101,4 @@ async def test_additional_directories_follow_the_editor_on_load(crow_home, tmp_p
         assert agent.sessions[sid].additional_directories == [second]
         await agent.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])  # none given: the stored ones
         assert agent.sessions[sid].additional_directories == [second]
-    assert agent.store.get(sid).data["additional_directories"] == [second]
+    assert (await agent.store.get(sid)).data["additional_directories"] == [second]

@@ -339,9 +339,10 @@ async def test_skills_command_lists_sources_status_and_warnings(tmp_path, home):
 async def test_a_loaded_session_remembers_what_was_injected(tmp_path):
     skills = tmp_path / "skills"
     make_skill(skills, "git-helper", metadata="{triggers: git}")
-    _, session, hook, _ = await open_session(tmp_path, skills)
+    first, session, hook, _ = await open_session(tmp_path, skills)
     await user_turn(hook, session, "git please")
     assert len(skill_messages(session)) == 1
+    await first.shutdown()  # the first process ends: one writer per session
 
     restarted = AcpAgent(load_config(home=tmp_path / "crow-home"))  # same store, new process state
     callbacks = default_skills(skills)

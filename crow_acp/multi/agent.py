@@ -206,14 +206,14 @@ class MultiAgent:
     # Plumbing: sessions
     async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
         """Resume every member's stored session of this graph (without replay); create missing ones."""
-        record = self.entry.store.get(session_id)
+        record = await self.entry.store.get(session_id)
         if record is None:
             raise RequestError.resource_not_found(session_id)
         known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
 
         async def one(member: AcpAgent) -> str:
             sid = session_id if member is self.entry else known.get(member.name)
-            if sid and member.store.get(sid) is not None:
+            if sid and await member.store.get(sid) is not None:
                 await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
                 return sid
             return (await member.new_session(cwd=cwd, mcp_servers=mcp_servers)).session_id

@@ -108,13 +108,13 @@ def attribute_tool(graph: Graph, name: str, call: Any) -> Any:
 async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> None:
     """session/load: every member's history, interleaved as it happened, attributed as it was live.
 
-    Members share one SQLite store, so message row ids give the order across sessions. A message
+    Members share one store, so its store-wide order gives the order across sessions. A message
     one agent handed another replays as that hand-off's tool call, not as the user speaking.
     """
     rows = [
-        (entry.row_id or 0, name, entry)
+        (entry.order, name, entry)
         for name, sid in graph.sessions.items()
-        for entry in graph.agents[name].store.messages(sid)
+        for entry in await graph.agents[name].store.load(sid)
     ]
     for _, name, entry in sorted(rows, key=lambda row: row[0]):
         for update in _replayed(graph, name, entry):

@@ -227,7 +227,7 @@ async def _session_alone(source: SessionAccess, target: AcpAgent) -> str:
     sid = known.get(target.name)
     if sid and target.is_open(sid):
         return sid
-    if sid and target.store.get(sid) is not None:
+    if sid and await target.store.get(sid) is not None:
         await target.resume_session(cwd=source.cwd, session_id=sid, mcp_servers=[])
         return sid
     sid = (await target.new_session(cwd=source.cwd, mcp_servers=[])).session_id

@@ -1,0 +1,79 @@
+"""PostgreSQL: sessions in the database a team already runs and backs up.
+
+psycopg 3's synchronous connections, each on a store worker thread (see crow_acp/store/__init__.py):
+the event loop only awaits futures, so a slow or distant server never blocks it. Sessions spread
+over a few connections; one session's writes always use the same one, so they stay in order.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Iterable
+
+from . import schema
+from .protocol import Owner, StoreError
+from .sql import SqlStore
+from .worker import Workers
+
+CONNECTIONS = 4
+MIGRATION_LOCK = 0x63726F77  # "crow": servers starting together migrate one at a time
+
+
+class PostgresDb:
+    lock_rows = " FOR UPDATE"
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.url = url
+        self.errors = (psycopg.OperationalError, psycopg.InterfaceError)
+        self.conn = self._connect()
+        with self.conn.transaction():
+            migrate(self)
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the session database: {exc}") from exc
+
+    def execute(self, sql: str, args: Iterable[Any] = ()) -> Any:
+        if self.conn.broken or self.conn.closed:  # the server restarted: reconnect before the next statement
+            self.conn = self._connect()
+        return self.conn.execute(sql.replace("?", "%s"), tuple(args))
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        if self.conn.broken or self.conn.closed:
+            self.conn = self._connect()
+        return self.conn.transaction()
+
+    def now(self) -> float:
+        return float(self.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def migrate(db: PostgresDb) -> None:
+    db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+    db.execute(schema.CREATE_V2[0])
+    version = db.execute("SELECT MAX(version) FROM crow_schema").fetchone()[0] or 0
+    if version > schema.VERSION:
+        raise StoreError(schema.newer_than_known(version))
+    if version == schema.VERSION:
+        return
+    for statement in schema.statements("postgres", schema.CREATE_V2):
+        db.execute(statement)
+    db.execute("DELETE FROM crow_schema")
+    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (schema.VERSION,))
+
+
+class PostgresStore(SqlStore):
+    """`PostgresStore("postgresql://user@host/db")`."""
+
+    def __init__(self, url: str, *, owner: Owner | None = None, lease_ttl: float = 30.0, connections: int = CONNECTIONS) -> None:
+        self.url = url
+        workers: Workers[Any] = Workers(lambda: PostgresDb(url), PostgresDb.close, connections, "crow-postgres")
+        super().__init__(workers, owner=owner, lease_ttl=lease_ttl)

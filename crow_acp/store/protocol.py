@@ -1,0 +1,129 @@
+"""The session store's typed interface, its records, and who owns a session (the lease).
+
+Writes are synchronous and never block: `Session.record` and `SessionAccess.add_message` are called
+from synchronous code (the loop, hooks, compaction, users' callbacks) and must stay so. A store
+applies them in the order they were made, on its own thread, and `flush()` waits until all of them
+are durable. Reads and lease changes are coroutines, so a network database never blocks the event
+loop. See crow_acp/store/__init__.py for why.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from ..history import StoredMessage
+
+
+@dataclass
+class SessionRecord:
+    id: str
+    cwd: str
+    title: str | None
+    created_at: float
+    updated_at: float
+    data: dict[str, Any]
+    """additional_directories, mcp_servers, context, allowed_tools, agent name."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A crow process that may write sessions: the lease holder."""
+
+    host: str
+    pid: int
+    started: str
+    """The process's start time (from /proc), so a reused pid is not taken for the owner."""
+    token: str
+    """Unique per store instance: two stores in one process are two owners."""
+
+    @classmethod
+    def this_process(cls) -> Owner:
+        return cls(socket.gethostname(), os.getpid(), process_started(os.getpid()) or "", uuid.uuid4().hex)
+
+    def visibly_gone(self, host: str) -> bool:
+        """True when this owner ran on `host` (ours) and that process no longer runs."""
+        if self.host != host:
+            return False  # another machine: only the lease's expiry can tell
+        started = process_started(self.pid)
+        return started is None or (bool(self.started) and started != self.started)
+
+
+def process_started(pid: int) -> str | None:
+    """The start time of process `pid` in clock ticks since boot, or None if it is not running."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # The command name (field 2) may hold spaces and parentheses: count from the last ")".
+            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
+    except FileNotFoundError:
+        return None
+    except OSError:  # no /proc (macOS): the pid alone, which cannot tell a reused pid apart
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return ""
+
+
+class SessionBusy(Exception):
+    """Another live crow process writes this session."""
+
+    def __init__(self, session_id: str, host: str, pid: int, expires_in: float) -> None:
+        self.session_id, self.host, self.pid, self.expires_in = session_id, host, pid, expires_in
+        super().__init__(
+            f"Session {session_id} is open in another crow process (pid {pid} on {host}). "
+            f"Close it there first; if that process died, the session frees within {max(expires_in, 0):.0f} s."
+        )
+
+
+class StoreError(Exception):
+    """The store cannot be opened or reached (bad URL, server down, newer schema)."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live. Writes return at once and apply in call order; reads are awaited."""
+
+    owner: Owner
+    lease_ttl: float
+    """Seconds a lease lasts without renewal."""
+
+    # Writes (non-blocking, ordered)
+    def create(self, record: SessionRecord, entries: Sequence[StoredMessage] = ()) -> None:
+        """Store a new session, with `entries` as its history (a fork), in one transaction."""
+    def append(self, session_id: str, entry: StoredMessage) -> None:
+        """Store `entry` (its row_id already set) after every entry stored so far."""
+    def update(self, session_id: str, *, title: str | None = None, data: dict[str, Any] | None = None) -> None: ...
+    def update_message(
+        self, session_id: str, row_id: int, *, message: dict[str, Any] | None = None, extra: dict[str, Any] | None = None
+    ) -> None: ...
+    def move_first(self, session_id: str, row_id: int) -> None:
+        """Order the entry before every other entry of its session (the system prompt)."""
+    def compact(self, session_id: str, archived: list[int], appended: list[StoredMessage]) -> None:
+        """Archive `archived` and append `appended` in one transaction: all or nothing."""
+
+    # Reads and waits
+    async def flush(self) -> None:
+        """Return once every write made so far is durable; raise if one failed."""
+    async def get(self, session_id: str) -> SessionRecord | None: ...
+    async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
+        """Sessions that got at least one prompt, most recently updated first."""
+    async def load(self, session_id: str) -> list[StoredMessage]:
+        """Every entry, archived ones too, in history order."""
+
+    # Leases: one writer per session across processes and machines
+    async def acquire(self, session_id: str) -> None:
+        """Take the session's lease, or raise SessionBusy if a live owner holds it."""
+    async def release(self, session_id: str) -> None: ...
+    async def delete(self, session_id: str) -> None:
+        """Delete the session and its whole history at once; SessionBusy if a live owner holds it."""
+    async def renew(self) -> list[str]:
+        """Extend every lease this owner holds; returns the sessions whose lease it lost."""
+    async def ping(self) -> None:
+        """Raise StoreError if the store cannot be reached."""
+    async def close(self) -> None: ...

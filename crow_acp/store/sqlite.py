@@ -1,0 +1,100 @@
+"""SQLite: the embedded default, one file under $CROW_HOME.
+
+WAL mode with synchronous=NORMAL survives a killed process (SIGKILL) without an fsync per message.
+Several crow processes may share the file (two editor windows): writers wait for each other
+(busy_timeout) on the store's own thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import schema
+from .protocol import Owner, StoreError
+from .sql import SqlStore
+from .worker import Workers
+
+BUSY_MS = 30_000
+
+
+class SqliteDb:
+    lock_rows = ""  # BEGIN IMMEDIATE already holds the write lock for the whole transaction
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_MS / 1000)
+        self.conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+
+    def execute(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, tuple(args))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside lands together or not at all (a kill mid-compaction loses nothing)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def now(self) -> float:
+        return time.time()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_db(path: Path) -> SqliteDb:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = SqliteDb(path)
+    _wal(db)
+    db.execute("PRAGMA synchronous=NORMAL")
+    with db.transaction():  # two processes opening a new file at once: the second waits, then sees version 2
+        migrate(db)
+    return db
+
+
+def _wal(db: SqliteDb) -> None:
+    """Switch to WAL. The switch takes an exclusive lock without waiting on busy_timeout, so a second
+    process opening a brand-new file at the same moment gets "database is locked": retry it."""
+    deadline = time.monotonic() + BUSY_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def migrate(db: SqliteDb) -> None:
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "crow_schema" in tables:
+        version = db.execute("SELECT MAX(version) FROM crow_schema").fetchone()[0] or 0
+    else:
+        version = 1 if "sessions" in tables else 0
+    if version > schema.VERSION:
+        raise StoreError(schema.newer_than_known(version))
+    if version == schema.VERSION:
+        return
+    steps = schema.CREATE_V2 if version == 0 else schema.V1_TO_V2
+    for statement in schema.statements("sqlite", steps):
+        db.execute(statement)
+    db.execute("DELETE FROM crow_schema")
+    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (schema.VERSION,))
+
+
+class SqliteStore(SqlStore):
+    """The default store: `SqliteStore(config.db_path)`."""
+
+    def __init__(self, path: Path, *, owner: Owner | None = None, lease_ttl: float = 30.0) -> None:
+        self.path = Path(path)
+        # One worker: SQLite takes one writer at a time anyway, and one queue keeps every write in order.
+        workers: Workers[Any] = Workers(lambda: open_db(self.path), SqliteDb.close, 1, "crow-sqlite")
+        super().__init__(workers, owner=owner, lease_ttl=lease_ttl)

@@ -1,0 +1,108 @@
+"""Ordered store work: one thread and one database connection per worker, a FIFO queue each.
+
+Operations on one session always go to the same worker, so they apply in the order they were made;
+sessions spread over the workers, so a slow write to one does not hold up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import logging
+import queue
+import threading
+import zlib
+from typing import Any, Callable, Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+C = TypeVar("C")
+T = TypeVar("T")
+
+_STOP = object()
+
+
+class Worker(Generic[C]):
+    def __init__(self, connect: Callable[[], C], close: Callable[[C], None], name: str) -> None:
+        self._connect, self._close = connect, close
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+        self._stopped = False
+        self.failure: BaseException | None = None
+        """The first write that failed since the last flush (a full disk, a lost server)."""
+
+    def submit(self, op: Callable[[C], T]) -> concurrent.futures.Future[T]:
+        if self._stopped:
+            raise RuntimeError("the session store is closed")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put((op, future))
+        return future
+
+    def write(self, op: Callable[[C], Any]) -> None:
+        """Queue a write nobody waits for: a failure is logged and raised by the next flush()."""
+        self.submit(op).add_done_callback(self._check)
+
+    async def call(self, op: Callable[[C], T]) -> T:
+        return await asyncio.wrap_future(self.submit(op))
+
+    async def flush(self) -> None:
+        await self.call(lambda _: None)
+        failure, self.failure = self.failure, None
+        if failure is not None:
+            raise failure
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Apply what is queued, then close the connection (called from a thread or at exit)."""
+        self._stopped = True
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+
+    def _check(self, future: concurrent.futures.Future[Any]) -> None:
+        if (exc := future.exception()) is not None:
+            log.error("a session store write failed: %s", exc)
+            self.failure = self.failure or exc
+
+    def _run(self) -> None:
+        try:
+            conn = self._connect()
+        except BaseException as exc:  # every queued call raises it: a bad URL, a server that is down
+            self._refuse(exc)
+            return
+        atexit.register(self.stop)  # writes queued when the interpreter exits still land
+        try:
+            while (item := self._queue.get()) is not _STOP:
+                op, future = item
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(op(conn))
+                except BaseException as exc:  # the caller's future carries it; the worker goes on
+                    future.set_exception(exc)
+        finally:
+            self._close(conn)
+
+    def _refuse(self, exc: BaseException) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            item[1].set_exception(exc)
+
+
+class Workers(Generic[C]):
+    """A fixed set of workers; a session id always maps to the same one."""
+
+    def __init__(self, connect: Callable[[], C], close: Callable[[C], None], count: int, name: str) -> None:
+        self.all = [Worker(connect, close, f"{name}-{index}") for index in range(count)]
+
+    def of(self, session_id: str) -> Worker[C]:
+        return self.all[zlib.crc32(session_id.encode()) % len(self.all)]
+
+    async def flush(self) -> None:
+        results = await asyncio.gather(*(worker.flush() for worker in self.all), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in self.all))
