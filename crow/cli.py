@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     sessions.add_argument("id", nargs="?", help="a session id (for show and delete)")
     check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
     check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
+    from crow.serve_cmd import add_parser
+
+    add_parser(commands, agent)
     return parser
 
 
@@ -91,6 +94,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         return run_terminal(args)
+    if args.command == "serve":
+        from crow.serve_cmd import serve_command
+
+        return serve_command(args)
     if args.command == "sessions":
         from crow.sessions import sessions_command
 

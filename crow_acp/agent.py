@@ -72,7 +72,7 @@ class AcpAgent(SessionControl, OptionHandlers):
         self.client_capabilities: Any = None
         self._store = store
         self._owns_store = store is None
-        self.leases = Leases(lambda: self.store, self._lost)
+        self.leases = Leases(lambda: self.store, self._lost, self.close_session)
         self.models = Models(self.config)
         self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -86,6 +86,10 @@ class AcpAgent(SessionControl, OptionHandlers):
 
     def add_observer(self, observer: Observer) -> None:
         self.observers.append(observer)
+
+    def use_store(self, store: SessionStore) -> None:
+        """Keep sessions in `store`, shared with other agents (`crow serve`); before any session opens."""
+        self._store, self._owns_store = store, False
 
     @property
     def store(self) -> SessionStore:
@@ -107,19 +111,19 @@ class AcpAgent(SessionControl, OptionHandlers):
             self.pool.forget(session.id)
             await end_session(self.callbacks, session, "shutdown")
         await self.models.close()
-        await self.leases.close()
         await self._close_store(sessions)
 
     async def _close_store(self, sessions: list[Session]) -> None:
         """Every queued write lands and the leases go; a store the caller gave stays open for them."""
         if self._store is None:
             return
+        await asyncio.gather(*(self.leases.give_back(session.id) for session in sessions))
+        await self.leases.close()
         if self._owns_store:
             store, self._store = self._store, None
             await store.close()
-            return
-        await asyncio.gather(*(self.leases.give_back(session.id) for session in sessions))
-        await self._store.flush()
+        else:
+            await self._store.flush()
 
     # ACP: connection
     def on_connect(self, conn: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from typing import Awaitable, Callable
 
 from acp import RequestError
@@ -21,40 +22,71 @@ log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
 """JSON-RPC error code (server-defined range) for "another crow process writes this session"."""
 
+Closer = Callable[[str], Awaitable[None]]
+
+_OPEN: weakref.WeakKeyDictionary[SessionStore, dict[str, Leases]] = weakref.WeakKeyDictionary()
+"""Per store: which agent of this process has each session open. Agents sharing a store (one per
+connection under `crow serve`) share its lease owner, so the lease alone cannot keep them apart."""
+
+
+_RENEWING: weakref.WeakKeyDictionary[SessionStore, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
 
 class Leases:
-    def __init__(self, store: Callable[[], SessionStore], lost: Callable[[str], Awaitable[None]]) -> None:
+    """One agent's view: take a session's lease when it opens, give it back when it closes."""
+
+    def __init__(self, store: Callable[[], SessionStore], lost: Closer, close: Closer) -> None:
         self._store = store
         self._lost = lost
-        self._renewing: asyncio.Task[None] | None = None
+        self._close = close
 
     async def take(self, session_id: str) -> None:
-        """Lease the session to this agent, or raise the error the editor shows."""
+        """Lease the session to this agent, or raise the error the editor shows.
+
+        If another agent in this process has it open (another connection), that agent closes it
+        first: its running turn is cancelled and records what it did, then this one goes on.
+        """
         store = self._store()
+        open_here = _OPEN.setdefault(store, {})
+        while (other := open_here.get(session_id)) not in (None, self):
+            await other._close(session_id)  # gives it back, so the loop ends
+            if open_here.get(session_id) is other:
+                open_here.pop(session_id)
         try:
             await store.acquire(session_id)
         except SessionBusy as busy:
             data = {"sessionId": session_id, "host": busy.host, "pid": busy.pid, "retryAfter": round(busy.expires_in, 1)}
             raise RequestError(SESSION_BUSY, str(busy), data) from None
-        if self._renewing is None:
-            self._renewing = asyncio.create_task(self._renew_forever(store), name="crow-lease-renewal")
+        open_here[session_id] = self
+        if store not in _RENEWING or _RENEWING[store].done():
+            _RENEWING[store] = asyncio.create_task(_renew_forever(store), name="crow-lease-renewal")
 
     async def give_back(self, session_id: str) -> None:
-        await self._store().release(session_id)
+        store = self._store()
+        open_here = _OPEN.get(store, {})
+        if open_here.get(session_id) is self:
+            del open_here[session_id]
+            await store.release(session_id)
 
     async def close(self) -> None:
-        if self._renewing is not None:
-            self._renewing.cancel()
-            self._renewing = None
+        """Stop renewing once no agent of this process holds a session of the store."""
+        store = self._store()
+        if not _OPEN.get(store) and (task := _RENEWING.pop(store, None)):
+            task.cancel()
 
-    async def _renew_forever(self, store: SessionStore) -> None:
-        while True:
-            await asyncio.sleep(store.lease_ttl / 3)
-            try:
-                lost = await store.renew()
-            except Exception as exc:  # the store's own error (a database restarting): try again next round
-                log.warning("could not renew session leases: %s", exc)
-                continue
-            for session_id in lost:
-                log.warning("session %s was taken over by another crow process; closing it here", session_id)
-                await self._lost(session_id)
+
+async def _renew_forever(store: SessionStore) -> None:
+    """One renewal loop per store, however many agents share it."""
+    while True:
+        await asyncio.sleep(store.lease_ttl / 3)
+        try:
+            lost = await store.renew()
+        except RuntimeError:
+            return  # the store was closed
+        except Exception as exc:  # the store's own error (a database restarting): try again next round
+            log.warning("could not renew session leases: %s", exc)
+            continue
+        for session_id in lost:
+            log.warning("session %s was taken over by another crow process; closing it here", session_id)
+            if holder := _OPEN.get(store, {}).pop(session_id, None):
+                await holder._lost(session_id)

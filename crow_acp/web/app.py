@@ -1,0 +1,132 @@
+"""The ASGI app `crow serve` runs: the SDK's ACP endpoint behind a bearer token, limits and a health check.
+
+    POST/GET/DELETE /acp   Streamable HTTP (SSE streams)       WebSocket /acp   the same, on one socket
+    GET /health            200 {"ready": true, "store": "ok"} or 503 with what is wrong (no token needed)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from acp.http.asgi import AcpAsgiApp
+
+from ..store import SessionStore
+from .connection import CrowServer
+
+log = logging.getLogger(__name__)
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+PATH = "/acp"
+HEALTH = "/health"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_connections: int = 256
+    """ACP connections (HTTP or WebSocket) at once; more get 503."""
+    max_requests: int = 64
+    """Unanswered requests per connection; more get a JSON-RPC error."""
+    max_body: int = 50 * 1024 * 1024
+    """Bytes in one POST body or WebSocket message (prompts carry images); more get 413."""
+
+
+class CrowApp:
+    def __init__(self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits) -> None:
+        self.server = server
+        self.store = store
+        self.token = token
+        self.limits = limits
+        self.draining = False
+        self._acp = AcpAsgiApp(server)
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http" and scope["path"] == HEALTH:
+            await self._health(send)
+        elif scope["path"] != PATH:
+            await self._refuse(scope, send, 404, "Not found: the ACP endpoint is /acp")
+        elif not self._authorized(scope):
+            await self._refuse(scope, send, 401, "A bearer token is required (Authorization: Bearer …)")
+        elif self.draining:
+            await self._refuse(scope, send, 503, "Shutting down")
+        elif kind == "websocket" and self.server.crow_registry.full():
+            await self._refuse(scope, send, 503, "Too many connections")
+        elif kind == "http" and _content_length(scope) > self.limits.max_body:
+            await self._refuse(scope, send, 413, f"Request body over {self.limits.max_body} bytes")
+        else:
+            await self._acp(scope, self._bounded(receive) if kind == "http" else receive, send)
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        if self.token is None:
+            return True
+        given = _header(scope, b"authorization") or ""
+        scheme, _, value = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+    def _bounded(self, receive: Receive) -> Receive:
+        """A body without Content-Length (chunked) is cut off at the limit too: the rest is not read."""
+        seen = 0
+
+        async def bounded() -> dict[str, Any]:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limits.max_body:
+                return {"type": "http.request", "body": b"", "more_body": False}  # invalid JSON: answered 400
+            return message
+
+        return bounded
+
+    async def _health(self, send: Send) -> None:
+        try:
+            await asyncio.wait_for(self.store.ping(), timeout=5)
+            store = "ok"
+        except Exception as exc:  # the boundary with the database driver: any failure is "not ready"
+            store = f"unreachable: {type(exc).__name__}"
+        ready = store == "ok" and not self.draining
+        body = {"ready": ready, "draining": self.draining, "store": store, "connections": len(self.server.crow_registry.connections)}
+        await _json(send, 200 if ready else 503, body)
+
+    async def _refuse(self, scope: dict[str, Any], send: Send, status: int, message: str) -> None:
+        if scope["type"] == "websocket":
+            # Before accept, a close makes the server answer the upgrade with 403.
+            await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
+            return
+        await _json(send, status, {"error": message})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})  # run.py drains before uvicorn stops
+                return
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _content_length(scope: dict[str, Any]) -> int:
+    try:
+        return int(_header(scope, b"content-length") or 0)
+    except ValueError:
+        return 0
+
+
+async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

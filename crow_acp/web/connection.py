@@ -1,0 +1,122 @@
+"""One ACP connection per HTTP or WebSocket client, each with its own agent over the shared store.
+
+The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here, not in clients:
+- a session opened by `session/load` or `resume` gets no event stream: the response carries no
+  sessionId, so the server never registers the session, and the next `session/prompt` is a 404.
+  Crow adds the sessionId to those responses, which registers the stream as `session/new` does.
+- unstable methods are not enabled, so `session/close` and `resume` (which crow advertises) answer
+  "method not found". Crow builds the agent connection with them enabled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from acp.agent.connection import AgentSideConnection
+from acp.http.protocol import message_id_key, session_id_from_params
+from acp.http.server import AcpServer, ConnectionRegistry, ConnectionState, OutboundStream, PostResult
+from acp.meta import AGENT_METHODS
+
+from acp._transport import memory_transport_pair
+
+from ..agent import AcpAgent
+
+REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
+
+
+class CrowConnection(ConnectionState):
+    """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
+
+    def __init__(self, connection_id: str, agent: AcpAgent, max_requests: int, *, multiplex: bool = False) -> None:
+        # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
+        # enables the unstable methods; the SDK builds it without them and offers no option.
+        server_side, pump_side = memory_transport_pair()
+        self.connection_id = connection_id
+        self.agent = agent
+        self._pump_side = pump_side
+        self._agent_conn = AgentSideConnection(agent, server_side, listening=True, use_unstable_protocol=True)
+        self.connection_stream = OutboundStream()
+        self.session_streams: dict[str, OutboundStream] = {}
+        self._multiplex = OutboundStream() if multiplex else None
+        self._pending_routes: dict[str, str] = {}
+        self._response_waiters: dict[str, Any] = {}
+        self._pump_task = None
+        self._reopening: dict[str, str] = {}
+        self.in_flight: set[str] = set()
+        """Ids of the client's requests not yet answered (the request limit counts them)."""
+        self.max_requests = max_requests
+
+    async def deliver_to_agent(self, message: dict[str, Any]) -> None:
+        key = message_id_key(message.get("id")) if "method" in message else None
+        if key is not None:
+            if len(self.in_flight) >= self.max_requests:
+                error = {"code": -32000, "message": f"Too many requests in flight on this connection (limit {self.max_requests})"}
+                await super()._route_response({"jsonrpc": "2.0", "id": message["id"], "error": error})
+                return
+            self.in_flight.add(key)
+            session_id = session_id_from_params(message.get("params"))
+            if message["method"] in REOPENING and session_id is not None:
+                self._reopening[key] = session_id
+        await super().deliver_to_agent(message)
+
+    async def _route_response(self, message: dict[str, Any]) -> None:
+        key = message_id_key(message.get("id"))
+        if key is not None:
+            self.in_flight.discard(key)
+            session_id = self._reopening.pop(key, None)
+            if session_id is not None and isinstance(message.get("result"), dict):
+                message = {**message, "result": {**message["result"], "sessionId": session_id}}
+        await super()._route_response(message)
+
+    async def close(self) -> None:
+        await super().close()
+        await self.agent.shutdown()  # its sessions' MCP servers stop, their leases go back
+
+
+class CrowRegistry(ConnectionRegistry):
+    def __init__(self, make_agent: Callable[[], AcpAgent], max_connections: int, max_requests: int) -> None:
+        super().__init__()
+        self.make_agent = make_agent
+        self.max_connections = max_connections
+        self.max_requests = max_requests
+
+    @property
+    def connections(self) -> list[CrowConnection]:
+        return list(self._connections.values())  # type: ignore[arg-type]
+
+    def full(self) -> bool:
+        return len(self._connections) >= self.max_connections
+
+    def create(self, agent_factory: Any = None) -> ConnectionState:
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
+
+    def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, multiplex=True))
+
+    def _add(self, state: CrowConnection) -> CrowConnection:
+        state.start()
+        self._connections[state.connection_id] = state
+        return state
+
+
+class CrowServer(AcpServer):
+    """The SDK's server core with crow's registry: an agent per connection, limits on connections and calls."""
+
+    def __init__(self, make_agent: Callable[[], AcpAgent], *, max_connections: int, max_requests: int) -> None:
+        super().__init__(lambda conn: make_agent())
+        self._registry = CrowRegistry(make_agent, max_connections, max_requests)
+
+    @property
+    def crow_registry(self) -> CrowRegistry:
+        return self._registry  # type: ignore[return-value]
+
+    async def handle_post(self, message: Any, *, content_type: str | None, connection_id: str | None, session_id: str | None) -> Any:
+        if isinstance(message, dict) and message.get("method") == AGENT_METHODS["initialize"] and self.crow_registry.full():
+            return PostResult(503, {"error": "Too many connections"}, {"Retry-After": "5"})
+        return await super().handle_post(message, content_type=content_type, connection_id=connection_id, session_id=session_id)
+
+
+def _new_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex

@@ -1,0 +1,139 @@
+"""Running the app under uvicorn, and stopping it gracefully.
+
+uvicorn's own SIGTERM handling closes WebSockets at once and re-raises the signal, so a turn in
+progress would lose its answer. Crow handles SIGTERM and SIGINT itself:
+1. stop accepting connections (health turns 503, new requests get 503);
+2. let running turns finish, up to the grace period;
+3. cancel the rest: every open prompt is answered "cancelled", its calls recorded;
+4. close every connection: MCP servers stop, writes land, leases go back; then exit 0.
+A second signal skips the rest of the grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import signal
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from ..agent import AcpAgent
+from ..store import SessionStore
+from .app import CrowApp, Limits
+from .connection import CrowRegistry, CrowServer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    grace: float = 30.0
+    """Seconds running turns get to finish after SIGTERM before they are cancelled."""
+    limits: Limits = Limits()
+
+
+class TokenRequired(Exception):
+    """Listening beyond loopback without a bearer token."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def check_token(options: ServeOptions) -> None:
+    if options.token is None and not is_loopback(options.host):
+        raise TokenRequired(
+            f"crow serve listens on {options.host}, beyond this machine: set a bearer token with --token "
+            "or CROW_SERVE_TOKEN (clients send it as 'Authorization: Bearer <token>')"
+        )
+
+
+def build_app(make_agent: Callable[[], AcpAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
+    limits = options.limits
+    server = CrowServer(make_agent, max_connections=limits.max_connections, max_requests=limits.max_requests)
+    return CrowApp(server, store, token=options.token, limits=limits)
+
+
+async def serve(make_agent: Callable[[], AcpAgent], store: SessionStore, options: ServeOptions) -> None:
+    """Serve until SIGTERM/SIGINT, then drain (see the module docstring)."""
+    import uvicorn
+
+    check_token(options)
+    await store.ping()  # a bad URL or a database that is down fails here, before any client connects
+    app = build_app(make_agent, store, options)
+    config = uvicorn.Config(
+        app, host=options.host, port=options.port, lifespan="on", log_config=None, access_log=False,
+        ws_max_size=options.limits.max_body, timeout_graceful_shutdown=5,
+    )
+    await GracefulServer(config, app, store, options.grace).serve()
+
+
+class GracefulServer:
+    """uvicorn.Server with crow's signal handling (composition keeps uvicorn's internals at arm's length)."""
+
+    def __init__(self, config: Any, app: CrowApp, store: SessionStore, grace: float) -> None:
+        import uvicorn
+
+        self.app, self.store, self.grace = app, store, grace
+        self._hurry = asyncio.Event()
+        self._draining: asyncio.Task[None] | None = None
+        server = self.uvicorn = uvicorn.Server(config)
+        server.capture_signals = self._capture_signals  # type: ignore[method-assign]
+
+    async def serve(self) -> None:
+        await self.uvicorn.serve()
+
+    @contextlib.contextmanager
+    def _capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+    def _on_signal(self) -> None:
+        if self._draining is None:
+            self._draining = asyncio.ensure_future(self.drain())
+        else:
+            self._hurry.set()
+
+    async def drain(self) -> None:
+        log.info("draining: no new connections; running turns get %.0f s", self.grace)
+        self.app.draining = True
+        for listener in getattr(self.uvicorn, "servers", []):
+            listener.close()
+        registry = self.app.server.crow_registry
+        await _until(lambda: not _turns_running(registry), self.grace, self._hurry)
+        for connection in registry.connections:
+            for session_id in list(connection.agent.sessions):
+                await connection.agent.cancel(session_id)
+        await _until(lambda: not _turns_running(registry), 15.0, asyncio.Event())
+        await _until(lambda: not any(c.in_flight for c in registry.connections), 5.0, asyncio.Event())
+        await registry.close_all()
+        await self.store.close()
+        log.info("drained; exiting")
+        self.uvicorn.should_exit = True
+
+
+def _turns_running(registry: CrowRegistry) -> bool:
+    return any(session.lock.locked() for c in registry.connections for session in c.agent.sessions.values())
+
+
+async def _until(done: Callable[[], bool], timeout: float, hurry: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done() and loop.time() < deadline and not hurry.is_set():
+        await asyncio.sleep(0.05)

@@ -1,0 +1,101 @@
+"""Running `crow serve` for the tests, and the SDK's own HTTP and WebSocket clients against it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+import anyio
+import httpx
+from acp import PROTOCOL_VERSION, connect_to_agent
+from acp.schema import ClientCapabilities, Implementation
+from helpers import free_port
+
+
+@dataclass
+class Served:
+    proc: asyncio.subprocess.Process
+    url: str
+
+    @property
+    def acp(self) -> str:
+        return self.url + "/acp"
+
+    @property
+    def ws(self) -> str:
+        return self.url.replace("http://", "ws://") + "/acp"
+
+
+@asynccontextmanager
+async def crow_serve(env: dict[str, str], *args: str) -> AsyncIterator[Served]:
+    """`python -m crow serve ARGS` on a free port, once /health answers 200."""
+    for _ in range(3):  # another process may take the free port first
+        port = free_port()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
+        )
+        if await _healthy(proc, f"http://127.0.0.1:{port}"):
+            break
+        await proc.wait()
+    else:
+        raise RuntimeError(f"crow serve exited with {proc.returncode}")
+    try:
+        yield Served(proc, f"http://127.0.0.1:{port}")
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
+async def _healthy(proc: asyncio.subprocess.Process, url: str) -> bool:
+    async with httpx.AsyncClient() as http:
+        with anyio.fail_after(60):
+            while proc.returncode is None:
+                try:
+                    if (await http.get(url + "/health")).status_code == 200:
+                        return True
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+    return False
+
+
+async def initialize(conn: Any) -> Any:
+    return await conn.initialize(
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(),
+        client_info=Implementation(name="crow-tests", version="0"),
+    )
+
+
+@asynccontextmanager
+async def over_http(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
+    from acp.http import create_http_stream
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    transport = create_http_stream(served.acp, headers=headers)
+    conn = connect_to_agent(client, transport, use_unstable_protocol=True)
+    try:
+        await initialize(conn)
+        yield conn
+    finally:
+        await conn.close()
+        await transport.close()
+
+
+@asynccontextmanager
+async def over_ws(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
+    from acp.ws.client import create_websocket_stream
+
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    transport = await create_websocket_stream(served.ws, headers=headers)
+    conn = connect_to_agent(client, transport, use_unstable_protocol=True)
+    try:
+        await initialize(conn)
+        yield conn
+    finally:
+        await conn.close()
+        await transport.close()
