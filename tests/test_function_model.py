@@ -97,7 +97,7 @@ async def test_the_loop_runs_in_process_with_tools_hooks_and_the_store(tmp_path)
     assert "".join(e.text for e in events if isinstance(e, ThoughtDelta)) == "the tool said "
     assert [m["role"] for m in model.requests[1]["messages"]] == ["user", "assistant", "tool"]
     assert model.requests[1]["tools"][0]["function"]["name"] == "shout"
-    stored = [(e.message["role"], e.meta.kind) for e in agent.store.messages(sid)]
+    stored = [(e.message["role"], e.meta.kind) for e in await agent.store.load(sid)]
     assert stored == [("user", "prompt"), ("assistant", "message"), ("tool", "message"), ("assistant", "message")]
     await agent.shutdown()
 

@@ -166,8 +166,8 @@ async def test_damaged_stored_sessions_load_and_send_strict_requests(crow_home, 
                 for messages in histories:
                     sid = uuid.uuid4().hex
                     agent.store.create(SessionRecord(sid, str(tmp_path), None, time.time(), time.time(), {}))
-                    for m in messages:
-                        agent.store.append(sid, StoredMessage(m, EntryMeta()))
+                    for row, m in enumerate(messages, 1):
+                        agent.store.append(sid, StoredMessage(m, EntryMeta(), row_id=row))
                     await agent.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
                     response = await agent.prompt(prompt=[{"type": "text", "text": "go on"}], session_id=sid)
                     assert response.stop_reason == "end_turn"

@@ -42,7 +42,9 @@ class Owner:
 
     @classmethod
     def this_process(cls) -> Owner:
-        return cls(socket.gethostname(), os.getpid(), process_started(os.getpid()) or "", uuid.uuid4().hex)
+        # CROW_HOST_ID: for hosts that share a name (containers), so a peer is not taken for a local process.
+        host = os.environ.get("CROW_HOST_ID") or socket.gethostname()
+        return cls(host, os.getpid(), process_started(os.getpid()) or "", uuid.uuid4().hex)
 
     def visibly_gone(self, host: str) -> bool:
         """True when this owner ran on `host` (ours) and that process no longer runs."""

@@ -22,6 +22,8 @@ class Db(Protocol):
 
     lock_rows: str
     """What makes a SELECT lock the rows it reads until the transaction ends ("" where writes serialize anyway)."""
+    dml_in_cte: bool
+    """Whether a WITH clause may hold an INSERT (PostgreSQL): an append is then a single statement."""
 
     def execute(self, sql: str, args: Iterable[Any] = ()) -> Any: ...
     def transaction(self) -> AbstractContextManager[Any]: ...
@@ -60,12 +62,13 @@ class SqlStore:
         prompted = int(entry.message.get("role") == "user")
 
         def op(db: Db) -> None:
+            touch = (time.time(), prompted, session_id)
+            if db.dml_in_cte:  # one statement, one round trip, atomic on its own
+                db.execute(f"WITH added AS ({INSERT} RETURNING 1) {TOUCH}", (*row, *touch))
+                return
             with db.transaction():
-                _insert(db, row)
-                db.execute(
-                    "UPDATE sessions SET updated_at = ?, prompted = CASE WHEN ? = 1 THEN 1 ELSE prompted END WHERE id = ?",
-                    (time.time(), prompted, session_id),
-                )
+                db.execute(INSERT, row)
+                db.execute(TOUCH, touch)
 
         self._write(session_id, op)
 
@@ -210,12 +213,15 @@ def _row(session_id: str, entry: StoredMessage) -> tuple[Any, ...]:
     return (session_id, entry.row_id, session_id, _dump(entry.message), _dump(entry.meta.to_json()), int(entry.active))
 
 
+INSERT = (
+    "INSERT INTO messages (session_id, seq, pos, message, extra, active) VALUES "
+    "(?, ?, (SELECT COALESCE(MAX(pos), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?)"
+)
+TOUCH = "UPDATE sessions SET updated_at = ?, prompted = CASE WHEN ? = 1 THEN 1 ELSE prompted END WHERE id = ?"
+
+
 def _insert(db: Db, row: tuple[Any, ...]) -> None:
-    db.execute(
-        "INSERT INTO messages (session_id, seq, pos, message, extra, active) VALUES "
-        "(?, ?, (SELECT COALESCE(MAX(pos), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?)",
-        row,
-    )
+    db.execute(INSERT, row)
 
 
 def _record(row: Any) -> SessionRecord:
