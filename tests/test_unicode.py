@@ -113,11 +113,14 @@ async def test_a_stored_session_with_invalid_unicode_is_repaired_on_load(crow_ho
             await ends_normally(crow, session_id, "hello")
         # Poison the rows as an older crow (or another tool) could have written them.
         with sqlite3.connect(crow_home / "sessions.db") as db:
-            rows = db.execute("SELECT id, message, extra FROM messages WHERE session_id = ?", (session_id,)).fetchall()
+            rows = db.execute("SELECT seq, message, extra FROM messages WHERE session_id = ?", (session_id,)).fetchall()
             for row_id, message, extra in rows:
                 message = message.replace("hello", r"hel\ud800lo").replace("fine", r"fi\udfffne")
                 extra = extra.replace("because", r"be\ud83dcause").replace("hello", r"hel\ud800lo")
-                db.execute("UPDATE messages SET message = ?, extra = ? WHERE id = ?", (message, extra, row_id))
+                db.execute(
+                    "UPDATE messages SET message = ?, extra = ? WHERE session_id = ? AND seq = ?",
+                    (message, extra, session_id, row_id),
+                )
             db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps({"context": {"k": "\ud800"}}), session_id))
         async with raw_crow(env, "--agent", CORE_AGENT) as crow:
             reply = await crow.call("session/load", {"cwd": str(tmp_path), "sessionId": session_id, "mcpServers": []})
