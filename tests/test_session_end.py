@@ -96,7 +96,7 @@ async def test_a_raising_or_cancelled_slash_command_takes_the_turns_error_path(c
                 group.start_soon(waiting)
                 await started.wait()
                 await agent.cancel(session_id=sid)
-            assert [s.title for s in (await agent.list_sessions()).sessions] == [None]  # commands name nothing
+            assert (await agent.store.get(sid)).title is None  # commands name nothing; and unlisted: no prompt recorded
     assert ended == [("error", "/boom failed: RuntimeError: kaput now", "boom"), ("cancelled", None, "wait")]
     assert client.text() == ""
 

@@ -4,13 +4,17 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
 - a session opened by `session/load` or `resume` gets no event stream: the response carries no
   sessionId, so the server never registers the session, and the next `session/prompt` is a 404.
   Crow adds the sessionId to those responses, which registers the stream as `session/new` does.
+  The client opens that stream as soon as it sees the session's first replayed update, before the
+  response: such a GET waits for the registration instead of getting a 404 (after which the client
+  would never open it again).
 - unstable methods are not enabled, so `session/close` and `resume` (which crow advertises) answer
   "method not found". Crow builds the agent connection with them enabled.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import asyncio
+from typing import Any, AsyncIterator, Callable
 
 from acp.agent.connection import AgentSideConnection
 from acp.http.protocol import message_id_key, session_id_from_params
@@ -45,6 +49,14 @@ class CrowConnection(ConnectionState):
         self.in_flight: set[str] = set()
         """Ids of the client's requests not yet answered (the request limit counts them)."""
         self.max_requests = max_requests
+        self._registered: dict[str, asyncio.Event] = {}
+
+    def reopening(self, session_id: str) -> bool:
+        return session_id in self._reopening.values()
+
+    def registration(self, session_id: str) -> asyncio.Event:
+        """Set once a reopened session's stream is registered (or its load failed)."""
+        return self._registered.setdefault(session_id, asyncio.Event())
 
     async def deliver_to_agent(self, message: dict[str, Any]) -> None:
         key = message_id_key(message.get("id")) if "method" in message else None
@@ -66,6 +78,10 @@ class CrowConnection(ConnectionState):
             session_id = self._reopening.pop(key, None)
             if session_id is not None and isinstance(message.get("result"), dict):
                 message = {**message, "result": {**message["result"], "sessionId": session_id}}
+            if session_id is not None:
+                await super()._route_response(message)
+                self.registration(session_id).set()
+                return
         await super()._route_response(message)
 
     async def close(self) -> None:
@@ -109,6 +125,21 @@ class CrowServer(AcpServer):
     @property
     def crow_registry(self) -> CrowRegistry:
         return self._registry  # type: ignore[return-value]
+
+    def validate_stream(self, *, connection_id: str | None, session_id: str | None) -> PostResult | None:
+        state = self._registry.get(connection_id) if connection_id else None
+        if isinstance(state, CrowConnection) and session_id is not None and state.reopening(session_id):
+            return None  # being loaded: open_stream waits for it
+        return super().validate_stream(connection_id=connection_id, session_id=session_id)
+
+    async def open_stream(self, *, connection_id: str, session_id: str | None) -> AsyncIterator[bytes]:
+        state = self._registry.get(connection_id)
+        if isinstance(state, CrowConnection) and session_id is not None and not state.has_session(session_id):
+            await state.registration(session_id).wait()
+            if not state.has_session(session_id):
+                return  # the load failed: no stream
+        async for frame in super().open_stream(connection_id=connection_id, session_id=session_id):
+            yield frame
 
     async def handle_post(self, message: Any, *, content_type: str | None, connection_id: str | None, session_id: str | None) -> Any:
         if isinstance(message, dict) and message.get("method") == AGENT_METHODS["initialize"] and self.crow_registry.full():
