@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from acp import RequestError
 

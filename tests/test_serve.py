@@ -11,8 +11,10 @@ import anyio
 import httpx
 import pytest
 from acp import RequestError
+from acp.http.client import AcpHttpStatusError
 from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text
 from serve_support import crow_serve, over_http, over_ws
+from websockets.exceptions import InvalidStatus
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -108,12 +110,14 @@ async def test_the_token_is_required_beyond_loopback_and_enforced(crow_home, tmp
                 response = await http.post(served.acp, json=body, headers=headers)
                 assert response.status_code == 401, headers
             assert (await http.get(served.url + "/health")).json()["ready"] is True, "health needs no token"
-        with pytest.raises(Exception):
+        with pytest.raises(InvalidStatus) as upgrade:
             async with over_ws(RecordingClient(), served):
                 pass
-        with pytest.raises(Exception):
+        assert upgrade.value.response.status_code == 403, "the upgrade is refused"
+        with pytest.raises(AcpHttpStatusError) as initialize:
             async with over_http(RecordingClient(), served):
                 pass
+        assert initialize.value.status_code == 401
         async with over_ws(RecordingClient(), served, token="s3cret") as conn:
             assert (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
         async with over_http(RecordingClient(), served, token="s3cret") as conn:
@@ -133,7 +137,7 @@ async def test_connection_request_and_size_limits_hold(crow_home, tmp_path):
                         assert (await http.post(served.acp, json=body)).status_code == 503, "one connection at most"
                         big = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x" * 200_000}}
                         assert (await http.post(served.acp, json=big)).status_code == 413
-                    with pytest.raises(Exception):
+                    with pytest.raises(InvalidStatus):
                         async with over_ws(RecordingClient(), served):
                             pass
                     sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id

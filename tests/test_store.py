@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
+import sqlite3
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+import psycopg
 import pytest
 
 from crow_acp.history import EntryMeta, StoredMessage
@@ -79,7 +81,7 @@ async def test_compaction_archives_and_appends_in_one_transaction(stores):
         store.append("s1", entry(row, "user" if row % 2 else "assistant", f"m{row}"))
     # A duplicate row id makes the transaction fail halfway: nothing of it may land.
     store.compact("s1", [1, 2], [entry(5, "user", "summary"), entry(3, "user", "duplicate")])
-    with pytest.raises(Exception):
+    with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
         await store.flush()
     assert [(e.row_id, e.active) for e in await store.load("s1")] == [(1, True), (2, True), (3, True), (4, True)]
     store.compact("s1", [1, 2, 3, 4], [entry(5, "user", "summary"), entry(6, "assistant", "ok"), entry(7, "user", "m3")])
@@ -134,7 +136,7 @@ async def test_renewal_keeps_the_lease(stores):
 
 
 async def test_a_visibly_dead_owner_on_this_host_frees_at_once(stores):
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    child = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(30)")
     from crow_acp.store.protocol import process_started
 
     started = process_started(child.pid)
@@ -145,7 +147,7 @@ async def test_a_visibly_dead_owner_on_this_host_frees_at_once(stores):
     with pytest.raises(SessionBusy):
         await second.acquire("s1")  # alive: busy
     child.kill()
-    child.wait()
+    await child.wait()
     await second.acquire("s1")  # gone: no need to wait an hour
 
 

@@ -60,7 +60,7 @@ async def test_the_store_migrates_a_version_1_file_in_place(tmp_path):
 async def test_crow_loads_and_continues_a_session_from_the_old_release(tmp_path):
     home = tmp_path / "home"
     old_db(home)
-    Path("/tmp/crow-fixture/project").mkdir(parents=True, exist_ok=True)
+    await anyio.Path("/tmp/crow-fixture/project").mkdir(parents=True, exist_ok=True)
     async with ScriptedModel([Reply(text="Continuing the old session.")]) as model:
         client = RecordingClient()
         async with run_crow(client, crow_env(home, model.base_url)) as (conn, _):

@@ -7,8 +7,9 @@ over a few connections; one session's writes always use the same one, so they st
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from typing import Any, Iterable
+from typing import Any
 
 from . import schema
 from .protocol import Owner, StoreError

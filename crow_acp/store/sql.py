@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..history import EntryMeta, StoredMessage
 from .protocol import Owner, SessionBusy, SessionRecord
@@ -73,7 +74,8 @@ class SqlStore:
         self._write(session_id, op)
 
     def update(self, session_id: str, *, title: str | None = None, data: dict[str, Any] | None = None) -> None:
-        sets, args = ["updated_at = ?"], [time.time()]
+        sets: list[str] = ["updated_at = ?"]
+        args: list[Any] = [time.time()]
         if title is not None:
             sets.append("title = ?")
             args.append(title)
@@ -88,8 +90,9 @@ class SqlStore:
     ) -> None:
         for column, value in (("message", message), ("extra", extra)):
             if value is not None:
-                sql, args = f"UPDATE messages SET {column} = ? WHERE session_id = ? AND seq = ?", (_dump(value), session_id, row_id)
-                self._write(session_id, lambda db, sql=sql, args=args: db.execute(sql, args))
+                self._write(session_id, _statement(
+                    f"UPDATE messages SET {column} = ? WHERE session_id = ? AND seq = ?", (_dump(value), session_id, row_id)
+                ))
 
     def move_first(self, session_id: str, row_id: int) -> None:
         sql = "UPDATE messages SET pos = (SELECT MIN(pos) FROM messages WHERE session_id = ?) - 1 WHERE session_id = ? AND seq = ?"
@@ -121,7 +124,8 @@ class SqlStore:
         return await self.workers.of(session_id).call(op)
 
     async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
-        sql, args = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1", ()
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1"
+        args: tuple[Any, ...] = ()
         if cwd:
             sql, args = sql + " AND cwd = ?", (cwd,)
         sql += " ORDER BY updated_at DESC"
@@ -201,6 +205,10 @@ class SqlStore:
             self._held.clear()
             await self.workers.all[0].call(lambda db: db.execute("DELETE FROM leases WHERE token = ?", (self.owner.token,)))
         await self.workers.stop()
+
+
+def _statement(sql: str, args: tuple[Any, ...]) -> Callable[[Db], Any]:
+    return lambda db: db.execute(sql, args)
 
 
 def _dump(value: Any) -> str:

@@ -13,7 +13,8 @@ import logging
 import queue
 import threading
 import zlib
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 

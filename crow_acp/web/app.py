@@ -10,8 +10,9 @@ import asyncio
 import hmac
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from acp.http.asgi import AcpAsgiApp
 

@@ -14,14 +14,14 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any, cast
 
+from acp._transport import memory_transport_pair
 from acp.agent.connection import AgentSideConnection
 from acp.http.protocol import message_id_key, session_id_from_params
 from acp.http.server import AcpServer, ConnectionRegistry, ConnectionState, OutboundStream, PostResult
 from acp.meta import AGENT_METHODS
-
-from acp._transport import memory_transport_pair
 
 from ..agent import AcpAgent
 
@@ -38,7 +38,8 @@ class CrowConnection(ConnectionState):
         self.connection_id = connection_id
         self.agent = agent
         self._pump_side = pump_side
-        self._agent_conn = AgentSideConnection(agent, server_side, listening=True, use_unstable_protocol=True)
+        # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
+        self._agent_conn = AgentSideConnection(cast(Any, agent), server_side, listening=True, use_unstable_protocol=True)
         self.connection_stream = OutboundStream()
         self.session_streams: dict[str, OutboundStream] = {}
         self._multiplex = OutboundStream() if multiplex else None
@@ -119,7 +120,7 @@ class CrowServer(AcpServer):
     """The SDK's server core with crow's registry: an agent per connection, limits on connections and calls."""
 
     def __init__(self, make_agent: Callable[[], AcpAgent], *, max_connections: int, max_requests: int) -> None:
-        super().__init__(lambda conn: make_agent())
+        super().__init__(lambda conn: cast(Any, make_agent()))
         self._registry = CrowRegistry(make_agent, max_connections, max_requests)
 
     @property

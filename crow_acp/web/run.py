@@ -16,8 +16,9 @@ import contextlib
 import ipaddress
 import logging
 import signal
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..agent import AcpAgent
 from ..store import SessionStore
@@ -34,7 +35,7 @@ class ServeOptions:
     token: str | None = None
     grace: float = 30.0
     """Seconds running turns get to finish after SIGTERM before they are cancelled."""
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
 
 class TokenRequired(Exception):
@@ -133,7 +134,8 @@ def _turns_running(registry: CrowRegistry) -> bool:
 
 
 async def _until(done: Callable[[], bool], timeout: float, hurry: asyncio.Event) -> None:
+    """Polls: the conditions span every connection's sessions and requests, which signal no one event."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not done() and loop.time() < deadline and not hurry.is_set():
+    while not done() and loop.time() < deadline and not hurry.is_set():  # noqa: ASYNC110
         await asyncio.sleep(0.05)
