@@ -390,6 +390,8 @@ class AcpAgent(SessionControl, OptionHandlers):
         if (held := self._held.get(event.session_id)) is not None:
             held.append(event)
             return
+        if self._store is not None:
+            await self._store.flush()  # what the editor is about to see is stored first (free when nothing is queued)
         for observer in self.observers:
             await call_user_code(observer, event)
 
