@@ -19,9 +19,9 @@ from pathlib import Path
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, Implementation, McpServerStdio
+from history import fill_session
 
 from crow_acp.store.sqlite import SqliteStore
-from history import fill_session
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 HERE = Path(__file__).parent

@@ -36,6 +36,7 @@ from .fork import copy_session
 from .history import EntryMeta, StoredMessage
 from .history_rules import repair_entries
 from .hooks import CrowCallbacks, OffersCommands, SlashCommand, call_user_code, run_hooks
+from .leases import Leases
 from .llm import ModelClient
 from .loop import CANCELLED, Turn, run_turn
 from .mcp_host import McpHost, server_specs
@@ -49,7 +50,6 @@ from .secrets import protect, redact_json
 from .session import Session, SessionAccess, answer_open_calls
 from .session_options import OptionHandlers, SessionOptions, mode_command
 from .session_pool import Opening, SessionPool, end_session
-from .leases import Leases
 from .store import SessionRecord, SessionStore, open_store
 from .text_repair import repair_stored
 from .titles import name_session

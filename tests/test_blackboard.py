@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-
 from typing import Any
 
 import pytest
