@@ -184,3 +184,17 @@ async def test_closing_releases_leases_and_refuses_more_work(stores):
     assert [e.message["content"] for e in await second.load("s1")] == ["queued right before close"]
     with pytest.raises(RuntimeError):
         first.append("s1", entry(2, "user", "too late"))
+
+
+async def test_delete_removes_everything_but_never_under_a_live_writer(stores):
+    first, second = stores(host="machine-a"), stores(host="machine-b")
+    first.create(session("s1"))
+    first.append("s1", entry(1, "user", "hello"))
+    await first.acquire("s1")
+    with pytest.raises(SessionBusy):
+        await second.delete("s1")
+    assert len(await second.load("s1")) == 1
+    await first.release("s1")
+    await second.delete("s1")
+    assert await first.get("s1") is None and await first.load("s1") == []
+    await first.acquire("s1")  # no lease row left behind
