@@ -75,6 +75,57 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
     assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]  # no temporary file left behind
 
 
+DIR_SWAPPER = textwrap.dedent(
+    """
+    import os, sys, time
+    folder, outside, stop = sys.argv[1:4]
+    swaps = 0
+    while not os.path.exists(stop):
+        try:
+            os.rename(folder, folder + ".real")
+            os.symlink(outside, folder)           # the folder now leads outside
+            time.sleep(0.0005)
+            os.unlink(folder)
+            os.rename(folder + ".real", folder)   # a real folder again
+            time.sleep(0.0005)
+        except OSError:
+            pass
+        swaps += 1
+    print(swaps)
+    """
+)
+
+
+@pytest.mark.anyio
+async def test_swapping_a_folder_for_a_symlink_to_outside_never_leads_a_search_out(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / "folder").mkdir(parents=True), outside.mkdir()
+    (outside / "note.txt").write_text("OUTSIDE-SECRET\n")
+    for index in range(20):  # files before and after the one named like the outside one
+        (work / "folder" / f"a{index:02}.txt").write_text("inside\n")
+    (work / "folder" / "note.txt").write_text("inside\n")
+    stop = tmp_path / "stop"
+    swapper = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", DIR_SWAPPER, str(work / "folder"), str(outside), str(stop), stdout=asyncio.subprocess.PIPE
+    )  # fmt: skip
+    rounds, per_round = 6, 8
+    search = {"pattern": "OUTSIDE-SECRET|inside", "max_results": 500}
+    script = [Reply(tool_calls=[ToolCall("search_files", search, id=f"s{r}-{i}") for i in range(per_round)]) for r in range(rounds)]
+    try:
+        with ScriptedModel(script, default=Reply(text="done")) as model:
+            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+                session = await conn.new_session(cwd=str(work), mcp_servers=[])
+                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
+    finally:
+        stop.touch()
+        swaps = int((await swapper.communicate())[0])
+    assert swaps > 0
+    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(answers) == rounds * per_round
+    assert not any("OUTSIDE-SECRET" in answer for answer in answers)
+    assert any("note.txt:1: inside" in answer for answer in answers)  # (in folder, or folder.real mid-swap)
+
+
 @pytest.mark.anyio
 async def test_special_files_are_never_read_or_written(tmp_path):
     work = tmp_path / "work"

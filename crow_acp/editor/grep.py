@@ -31,7 +31,10 @@ _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 def compile_pattern(pattern: str, ignore_case: bool) -> Any:
     """A compiled RE2 regex over UTF-8 bytes, per line (never across a newline); an invalid (or too
     large) regex is searched for as literal text."""
-    import re2  # lazily: only searches need it, never crow acp's start-up
+    try:
+        import re2  # lazily: only searches need it, never crow acp's start-up
+    except ImportError:
+        raise ToolError("search_files needs google-re2, which is not installed (pip install google-re2).") from None
 
     options = re2.Options()
     options.never_nl, options.case_sensitive, options.log_errors = True, not ignore_case, False
