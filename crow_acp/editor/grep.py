@@ -128,8 +128,9 @@ class Opener:
             if fd < 0:
                 return None
         try:
-            check_regular(path, os.fstat(fd))
-            return _read(fd)
+            st = os.fstat(fd)
+            check_regular(path, st)
+            return _read(fd, st.st_size)
         except ToolError:
             return None  # a FIFO or device swapped in since the listing
         finally:
@@ -142,10 +143,12 @@ class Opener:
             return -1  # outside the roots, special, or gone: never read through a path
 
 
-def _read(fd: int) -> bytes | None:
+def _read(fd: int, expected: int) -> bytes | None:
+    """At most MAX_FILE + 1 bytes, asked for in pieces of the size fstat gave (a 2 MB buffer per small
+    file would cost more than the search); a file that grew is read on up to the cap."""
     chunks, size = [], 0
     try:
-        while size <= MAX_FILE and (chunk := os.read(fd, MAX_FILE + 1 - size)):
+        while size <= MAX_FILE and (chunk := os.read(fd, min(max(expected + 1 - size, 65536), MAX_FILE + 1 - size))):
             chunks.append(chunk)
             size += len(chunk)
     except OSError:
