@@ -66,8 +66,7 @@ async def test_closing_the_host_ends_a_server_that_ignores_eof_and_sigterm(tmp_p
     guard's watch on crow's death plays no part."""
     pidfile = tmp_path / "stubborn.pids"
     host = McpHost(cwd=str(tmp_path), connect_timeout=60, call_timeout=60)
-    spec = stubborn(pidfile)
-    await host.connect([ServerSpec("stubborn", command=sys.executable, args=list(spec["args"]))])  # type: ignore[call-overload]
+    await host.connect([ServerSpec("stubborn", command=sys.executable, args=[str(STUBBORN), str(pidfile)])])
     assert [server.status for server in host.servers] == ["ready"]
     pids = await started(pidfile)
     await host.close()
