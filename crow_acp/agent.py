@@ -36,6 +36,7 @@ from .fork import copy_session
 from .history import EntryMeta, StoredMessage
 from .history_rules import repair_entries
 from .hooks import CrowCallbacks, OffersCommands, SlashCommand, call_user_code, run_hooks
+from .imports import off_loop
 from .leases import Leases
 from .llm import ModelClient
 from .loop import CANCELLED, Turn, run_turn
@@ -365,7 +366,7 @@ class AcpAgent(SessionControl, OptionHandlers):
         self._spawn(self._announce(session_id))
         if not self._prewarmed:
             self._prewarmed = True
-            self._spawn(asyncio.to_thread(_prewarm))
+            self._spawn(off_loop(_prewarm))
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .capabilities import initialize_response
+from .imports import off_loop
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class LazyAgent:
 
     async def _make(self) -> Any:
         try:
-            agent = await asyncio.to_thread(self._build)  # the builder exits 3 itself on a config mistake
+            agent = await off_loop(self._build)  # the builder exits 3 itself on a config mistake
         except Exception:  # the agent's own code failed to build: nothing could be served, so end here
             log.exception("building the agent failed")
             logging.shutdown()

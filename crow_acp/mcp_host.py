@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
 
+from .imports import off_loop
 from .mcp_lists import ServerLists
 from .mcp_specs import ServerSpec, server_specs
 from .mcp_tool import McpTool, ServerUnavailable, unique_names
@@ -100,7 +101,7 @@ class McpServer(ServerLists):
         try:
             # The MCP client takes seconds to import on a busy machine: in a thread, never on the event
             # loop, where it would hold up the session/new response this server must not delay.
-            await asyncio.to_thread(_import_client, self.spec.transport)
+            await off_loop(_import_client, self.spec.transport)
             async with AsyncExitStack() as stack:
                 self._client = await stack.enter_async_context(await self._open_client(stack))
                 await self._list_all()
