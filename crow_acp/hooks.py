@@ -8,6 +8,7 @@ OffersCommands): crow offers them in every session of the agent (this is how `/c
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable
@@ -69,6 +70,7 @@ __all__ = [
     "call_returning",
     "call_user_code",
     "callback_name",
+    "fitting",
     "report_failure",
     "run_hooks",
 ]
@@ -93,13 +95,38 @@ async def call_user_code(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> B
 
 async def call_returning(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
     try:
-        result = fn(*args, **kwargs)
+        result = fn(*args, **fitting(fn, kwargs))
         if inspect.isawaitable(result):
             result = await result
     except Exception as exc:  # user code is a trust boundary: report it and carry on
         log.exception("callback %s failed", callback_name(fn))
         return Outcome(error=exc)
     return Outcome(result)
+
+
+def fitting(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments `fn` takes: all of them if it has **kwargs, else only those it names.
+
+    So `def cb(session)` or `def cb(session, *, loaded)` works in any list, and a list that passes
+    one more keyword in a later release breaks no callback that did not ask for it."""
+    if not kwargs:
+        return kwargs
+    try:
+        names = _declared(fn)
+    except TypeError:  # an unhashable callable object: inspect it each time
+        names = _declared.__wrapped__(fn)
+    return kwargs if names is None else {key: value for key, value in kwargs.items() if key in names}
+
+
+@functools.lru_cache(maxsize=1024)
+def _declared(fn: Callable[..., Any]) -> frozenset[str] | None:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (some builtins): pass everything
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 async def report_failure(session: SessionAccess, callback: Any, error: BaseException) -> None:

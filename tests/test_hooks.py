@@ -317,3 +317,35 @@ async def test_slash_commands_carried_by_a_callback(crow_home, tmp_path):
                 await started.wait()
                 await agent.cancel(session_id=sid)
     assert client.text() == "Hello, big\nworld!"  # the cancelled command showed nothing
+
+
+async def test_callbacks_get_only_the_keywords_they_name(crow_home, tmp_path):
+    seen: list[tuple[str, object]] = []
+
+    def bare(session):  # no kwargs at all, in every list
+        seen.append(("bare", bool(session.session_id)))
+
+    async def named(session, *, stop_reason):  # only what it asks for
+        seen.append(("named", stop_reason))
+
+    class Counter:  # a callable object, unhashable because it compares by value
+        __hash__ = None  # type: ignore[assignment]
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Counter)
+
+        def __call__(self, session, *, step):
+            seen.append(("counter", step))
+
+    callbacks = CrowCallbacks(begin_session=[bare], pre_request=[Counter()], end_turn=[bare, named])
+    agent = AcpAgent(load_config(home=crow_home))
+    agent.set_callbacks(callbacks)
+    FunctionModel([Reply(text="ok")]).install(agent)
+    client = RecordingClient()
+    agent.on_connect(client)
+    async with in_process(agent) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+    assert seen == [("bare", True), ("counter", 0), ("bare", True), ("named", "end_turn")]
+    assert not [u for u in client.of("tool_call") if u.title.startswith("Callback")]  # nothing failed
