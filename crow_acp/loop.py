@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from . import images, thinking
 from .costs import charge
+from .draft import Draft
 from .events import (
     ModelCallFinished,
     TextDelta,
@@ -140,6 +141,7 @@ async def run_turn(turn: Turn) -> str:
 async def stream_reply(session: Session) -> Reply:
     """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
     reply, message_id = Reply(), uuid.uuid4().hex
+    draft = Draft(session, message_id)
     calls: dict[int, PendingCall] = {}
     await session.mcp.settle()  # a tool list that changed during the last tool call
     tools = [openai_schema(tool) for tool in session.tools()]
@@ -149,9 +151,11 @@ async def stream_reply(session: Session) -> Reply:
             match delta:
                 case TextChunk(text):
                     reply.text_parts.append(text)
+                    draft.keep(reply.text_parts, reply.reasoning_parts)
                     await session.emit(TextDelta(session.id, message_id, text))
                 case ReasoningChunk(text):
                     reply.reasoning_parts.append(text)
+                    draft.keep(reply.text_parts, reply.reasoning_parts)
                     await session.emit(ThoughtDelta(session.id, message_id, text))
                 case ToolCallChunk(index, call_id, name, arguments):
                     call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
@@ -167,7 +171,7 @@ async def stream_reply(session: Session) -> Reply:
             call.complete()
         check_new_calls(reply.calls, session.messages(), new_call_id)
     finally:
-        reply.message = _record_reply(session, reply, message_id)
+        reply.message = _record_reply(reply, draft)
     if reply.usage:
         session.last_usage = reply.usage
         window = session.model.profile.context_window
@@ -176,7 +180,7 @@ async def stream_reply(session: Session) -> Reply:
     return reply
 
 
-def _record_reply(session: Session, reply: Reply, message_id: str) -> dict[str, Any] | None:
+def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
     text, reasoning = "".join(reply.text_parts), "".join(reply.reasoning_parts)
     if not (text or reply.calls or reasoning):
         return None
@@ -188,7 +192,7 @@ def _record_reply(session: Session, reply: Reply, message_id: str) -> dict[str, 
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": object_arguments(c.arguments or "{}")}}
             for c in reply.calls
         ]
-    session.record(message, EntryMeta(message_id=message_id, reasoning=reasoning or None))
+    draft.settle(message, reasoning or None)
     return message
 
 

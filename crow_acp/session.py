@@ -99,6 +99,13 @@ class Session:
         if entry.row_id is not None:
             self.store.update_message(self.id, entry.row_id, extra=meta.to_json())
 
+    def rewrite(self, entry: StoredMessage, message: dict[str, Any], meta: EntryMeta) -> None:
+        """Replace a recorded entry's message and metadata in memory and in the store at once."""
+        repair(message)
+        entry.message, entry.meta = message, clean_meta(meta)
+        if entry.row_id is not None:
+            self.store.update_message(self.id, entry.row_id, message=message, extra=entry.meta.to_json())
+
     def save(self) -> None:
         self.store.update(self.id, data=self.data)
 
