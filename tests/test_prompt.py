@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from crow_acp.agent import AcpAgent
@@ -39,8 +40,9 @@ async def open_session(tmp_path: Path, cwd: Path, callbacks: CrowCallbacks | Non
     events: list = []
     agent.add_observer(events.append)
     sid = (await agent.new_session(cwd=str(cwd), mcp_servers=[])).session_id
-    for _ in range(5):
-        await asyncio.sleep(0)  # let the held session/new events reach the observer
+    if agent._background:  # the held session/new events reach the observer once the response is out
+        with anyio.fail_after(30):
+            await asyncio.wait(set(agent._background))
     return agent, SessionAccess(agent.sessions[sid]), events
 
 
