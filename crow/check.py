@@ -33,24 +33,29 @@ class Started:
 
 
 class Report:
+    """`crow check`'s report: the command's own output, so it goes to stdout line by line."""
+
     def __init__(self) -> None:
         self.broken = 0
 
+    def _line(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+
     def section(self, title: str) -> None:
-        print(f"\n{title}")
+        self._line(f"\n{title}")
 
     def item(self, name: str, value: str) -> None:
-        print(f"  {name:<10} {value}")
+        self._line(f"  {name:<10} {value}")
 
     def ok(self, text: str) -> None:
-        print(f"  ✓ {text}")
+        self._line(f"  ✓ {text}")
 
     def bad(self, text: str) -> None:
         self.broken += 1
-        print(f"  ✗ {text}")
+        self._line(f"  ✗ {text}")
 
     def warn(self, text: str) -> None:
-        print(f"  ⚠ {text}")
+        self._line(f"  ⚠ {text}")
 
 
 def check_command(agent: str | None, model: str | None, cwd: str) -> int:
