@@ -9,29 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import json
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
 
-from .wire import (
-    Entry,
-    Fault,
-    Reply,
-    Responder,
-    Writer,
-    _error_body,
-    _head,
-    _split,
-    _write_chunk,
-    finish_reason,
-    is_title_request,
-    usage_of,
-)
+from .render import Render
+from .wire import Entry, Fault, Reply, Responder, Writer, _error_body, _head, _write_chunk, is_title_request
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +28,7 @@ class ScriptedModel:
         self, script: Iterable[Entry] = (), *, default: Reply | Responder | None = None,
         model: str = "scripted-model", port: int = 0,
     ) -> None:
-        self.default, self.model = default, model
+        self.default = default
         self.requests: list[dict] = []
         self.title_requests: list[dict] = []
         self.titles: Entry | None = None
@@ -53,12 +38,21 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self._want_port = port
         self._port: int | None = None
-        self._call_ids, self._completion_ids = itertools.count(1), itertools.count(1)
+        self._render = Render(model)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._conns: dict[asyncio.Task, Writer] = {}
         self._error: BaseException | None = None
+
+    @property
+    def model(self) -> str:
+        """The model id the server reports and stamps on every completion."""
+        return self._render.model
+
+    @model.setter
+    def model(self, model: str) -> None:
+        self._render.model = model
 
     def add(self, *entries: Entry) -> None:
         with self._lock:
@@ -210,7 +204,7 @@ class ScriptedModel:
         if stream:
             await self._stream(writer, entry, req, keep)
         else:
-            await self._send_json(writer, 200, self._completion(entry, req), keep)
+            await self._send_json(writer, 200, self._render.completion(entry, req), keep)
         return keep
 
     async def _next_entry(self, req: dict) -> Reply | Fault:
@@ -244,7 +238,7 @@ class ScriptedModel:
             if stream:
                 await self._stream(writer, reply, req, keep, cut_after=fault.cut_after)
             else:  # full Content-Length, half the body: the client sees a truncated read
-                body = json.dumps(self._completion(reply, req)).encode()
+                body = json.dumps(self._render.completion(reply, req)).encode()
                 writer.write(_head(200, {"Content-Type": "application/json", "Content-Length": len(body)}, False))
                 writer.write(body[: len(body) // 2])
                 await writer.drain()
@@ -253,51 +247,8 @@ class ScriptedModel:
         await self._send_json(writer, fault.status, _error_body(fault.status, fault.message), keep, extra)
         return keep
 
-    def _calls(self, reply: Reply) -> list[tuple[str, str, str]]:
-        """(id, name, arguments string) per tool call; ids are drawn per send so a reused Reply stays unique."""
-        args = [c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments) for c in reply.tool_calls]
-        return [(c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args, strict=True)]
-
-    def _deltas(self, reply: Reply) -> list[dict]:
-        deltas: list[dict] = [{"role": "assistant", "content": ""}]
-        deltas += [{"reasoning_content": piece} for piece in _split(reply.reasoning, None)]
-        deltas += [{"content": piece} for piece in _split(reply.text, reply.chunks)]
-        for i, (call_id, name, args) in enumerate(self._calls(reply)):
-            function = {"name": name, "arguments": ""}
-            deltas.append({"tool_calls": [{"index": i, "id": call_id, "type": "function", "function": function}]})
-            pieces = _split(args, max(3, -(-len(args) // 16)))  # several fragments, like real providers
-            deltas += [{"tool_calls": [{"index": i, "function": {"arguments": p}}]} for p in pieces]
-        return deltas
-
-    def _completion(self, reply: Reply, req: dict) -> dict:
-        calls = self._calls(reply)
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if calls else "")}
-        if calls:
-            tool_calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
-            message["tool_calls"] = tool_calls
-        if reply.reasoning:
-            message["reasoning_content"] = reply.reasoning
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(reply)}
-        head = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion", "created": int(time.time())}
-        return head | {"model": self.model, "choices": [choice], "usage": usage_of(reply, req)}
-
     async def _stream(self, writer: Writer, reply: Reply, req: dict, keep: bool, cut_after: int | None = None) -> None:
-        base: dict[str, Any] = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion.chunk"}
-        base |= {"created": int(time.time()), "model": self.model}
-        with_usage = bool((req.get("stream_options") or {}).get("include_usage"))
-        if with_usage:
-            base["usage"] = None  # OpenAI marks every non-final chunk like this when usage is requested
-
-        def chunk(delta: dict, finish: str | None = None) -> dict:
-            return base | {"choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-        events = [chunk(delta) for delta in self._deltas(reply)]
-        if cut_after is not None:
-            events = events[:cut_after]
-        else:
-            events.append(chunk({}, finish_reason(reply)))
-            if with_usage:
-                events.append(base | {"choices": [], "usage": usage_of(reply, req)})
+        events = self._render.stream(reply, req, cut_after)
         await self._send_stream_head(writer, "text/event-stream", keep)
         for i, event in enumerate(events):
             if i and reply.delay:

@@ -1,11 +1,8 @@
-"""The scripted model's data (replies, tool calls, faults) and the HTTP/SSE framing it speaks."""
+"""The scripted model's data (replies, tool calls, faults) and the HTTP framing it speaks (render.py: the bodies)."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import responses
@@ -54,18 +51,6 @@ def _error_body(status: int, message: str) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def _split(text: str, n: int | None) -> list[str]:
-    """Split text into n near-equal pieces, or token-sized pieces when n is None."""
-    if not text:
-        return []
-    if n is None:
-        return re.findall(r"\s*\S{1,4}|\s+", text)
-    n = max(1, min(n, len(text)))  # never emit empty deltas
-    size, extra = divmod(len(text), n)
-    bounds = list(itertools.accumulate([0] + [size + (i < extra) for i in range(n)]))
-    return [text[a:b] for a, b in itertools.pairwise(bounds)]
-
-
 def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
     headers = headers | {"Connection": "keep-alive" if keep else "close"}
     lines = [f"HTTP/1.1 {status} {responses.get(status, 'Unknown')}"] + [f"{k}: {v}" for k, v in headers.items()]
@@ -83,15 +68,3 @@ async def _write_chunk(writer: Writer, data: bytes) -> None:
     # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
     await writer.drain()
-
-
-def finish_reason(reply: Reply) -> str:
-    return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-
-
-def usage_of(reply: Reply, req: dict) -> dict:
-    if reply.usage is not None:
-        return reply.usage
-    prompt = len(json.dumps(req.get("messages", []))) // 4
-    completion = len(reply.text) // 4 + 1
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
