@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from .events import ToolResult, ToolView
     from .multi import MultiAgent
     from .serve import serve
-    from .session import SessionAccess
+    from .session_access import SessionAccess
     from .tool_gate import permission_policy
     from .tools import FunctionTool
 

@@ -16,7 +16,8 @@ from acp import RequestError
 from .history import EntryMeta, Handoff
 from .prompt_blocks import split_command, to_model_text
 from .secrets import redact, redact_json
-from .session import Session, SessionAccess
+from .session import Session
+from .session_access import SessionAccess
 
 if TYPE_CHECKING:
     from .multi.blackboard import Blackboard

@@ -12,7 +12,7 @@
     ToolCallInfo      one tool call as before_tool / after_tool see it
     SlashCommand      a `/command` the editor offers; OffersCommands: a callback that brings some
     Tool              what the model can call (FunctionTool wraps an async function); ToolContext: what a call gets
-    SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/session.py)
+    SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/session_access.py)
     ToolResult, ToolView, PlanEntry, Usage    the values these pass around (crow_acp/events.py)
 
 The kwargs of a list are its TypedDict, so a typed callback reads
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .events import PlanEntry, ToolKind, ToolResult, ToolView, Usage
 
 if TYPE_CHECKING:
-    from .session import SessionAccess
+    from .session_access import SessionAccess
     from .tools import FunctionTool
 
 
@@ -226,7 +226,7 @@ class Tool(Protocol):
 def __getattr__(name: str) -> Any:
     """SessionAccess and FunctionTool are implemented beside what they use; they load on first use (import order)."""
     if name == "SessionAccess":
-        from .session import SessionAccess
+        from .session_access import SessionAccess
 
         return SessionAccess
     if name == "FunctionTool":

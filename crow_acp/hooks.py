@@ -40,7 +40,7 @@ from .api import (  # the declarations live in api.py; re-exported for crow's ow
 )
 
 if TYPE_CHECKING:
-    from .session import SessionAccess
+    from .session_access import SessionAccess
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,8 @@ from .history_rules import check_new_calls, object_arguments, strict_messages
 from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .modes import with_plan_note
-from .session import Session, SessionAccess
+from .session import Session
+from .session_access import SessionAccess
 from .text_repair import clean_value
 from .tool_gate import after_tool, before_tool, placeholder
 from .tools import Tool, ToolContext, openai_schema

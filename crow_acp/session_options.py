@@ -33,7 +33,8 @@ from .session_pool import SessionLifecycle
 if TYPE_CHECKING:
     from .config import Config
     from .models import Models
-    from .session import Session, SessionAccess
+    from .session import Session
+    from .session_access import SessionAccess
 
 MODE_OPTION = "mode"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .hooks import CrowCallbacks, EndReason, run_hooks
-from .session import SessionAccess
+from .session_access import SessionAccess
 
 if TYPE_CHECKING:
     from .config import SessionsConfig

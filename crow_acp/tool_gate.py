@@ -33,7 +33,7 @@ from .hooks import (
 
 if TYPE_CHECKING:
     from .loop import PendingCall, Turn
-    from .session import SessionAccess
+    from .session_access import SessionAccess
     from .tools import Tool, ToolContext
 
 

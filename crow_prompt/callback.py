@@ -17,7 +17,7 @@ from . import context, facts
 from .render import DEFAULT_LABEL, PromptTemplateError, check, default_source, render
 
 if TYPE_CHECKING:
-    from crow_acp.session import SessionAccess
+    from crow_acp.api import SessionAccess
 
 log = logging.getLogger(__name__)
 

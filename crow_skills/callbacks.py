@@ -21,7 +21,7 @@ from .listing import listing
 from .triggers import matching
 
 if TYPE_CHECKING:
-    from crow_acp.session import SessionAccess
+    from crow_acp.api import SessionAccess
 
 log = logging.getLogger(__name__)
 

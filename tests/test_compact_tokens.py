@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from crow_acp.agent import AcpAgent
+from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta, StoredMessage
-from crow_acp.session import SessionAccess
 from crow_compact import default_compact
 from crow_compact.ledger import TokenLedger
 from crow_compact.tokens import (

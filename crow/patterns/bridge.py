@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from crow_acp.api import SessionAccess
 from crow_acp.hooks import CrowCallbacks
 from crow_acp.multi import Bridge, Node, hand_off
-from crow_acp.session import SessionAccess
 
 
 class AgentBridge(Bridge):

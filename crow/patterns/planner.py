@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from crow_acp.api import SessionAccess
 from crow_acp.events import PlanEntry
 from crow_acp.hooks import CrowCallbacks
 from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
-from crow_acp.session import SessionAccess
 from crow_acp.tools import FunctionTool, ToolContext
 
 PLAN = "plan"

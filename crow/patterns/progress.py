@@ -20,8 +20,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from crow_acp.agent import AcpAgent
+from crow_acp.api import SessionAccess
 from crow_acp.events import Event, ToolCallFinished, TurnFinished
-from crow_acp.session import SessionAccess
 
 log = logging.getLogger(__name__)
 

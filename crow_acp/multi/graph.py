@@ -17,7 +17,7 @@ from ..agent import AcpAgent
 from .blackboard import Blackboard
 
 if TYPE_CHECKING:
-    from ..session import SessionAccess
+    from ..session_access import SessionAccess
     from .agent import MultiAgent
     from .run import Run
 

@@ -21,7 +21,7 @@ from ..acp_updates import event_update
 from ..agent import AcpAgent
 from ..events import ActivityReported, ToolStatus
 from ..prompt_blocks import as_dicts, to_model_text
-from ..session import SessionAccess
+from ..session_access import SessionAccess
 from .graph import GRAPH_SESSIONS, Graph, Node
 
 Prompt = str | list[Any]
