@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from crow_acp.agent import AcpAgent
+from crow_acp.api import CrowCallbacks
 from crow_acp.config import Config
-from crow_acp.hooks import CrowCallbacks
 
 
 def default_callbacks(config: Config | None = None) -> CrowCallbacks:

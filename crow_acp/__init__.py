@@ -10,111 +10,38 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
+_ELSEWHERE = {
     "AcpAgent": "crow_acp.agent",
-    "CrowCallbacks": "crow_acp.api",
-    "SlashCommand": "crow_acp.api",
-    "Allow": "crow_acp.api",
-    "Refuse": "crow_acp.api",
-    "Rewrite": "crow_acp.api",
-    "Answer": "crow_acp.api",
-    "ToolCallInfo": "crow_acp.api",
-    "ToolDecision": "crow_acp.api",
-    "BeginSessionArgs": "crow_acp.api",
-    "PreRequestArgs": "crow_acp.api",
-    "PostResponseArgs": "crow_acp.api",
-    "BeforeToolArgs": "crow_acp.api",
-    "AfterToolArgs": "crow_acp.api",
-    "EndTurnArgs": "crow_acp.api",
-    "EndSessionArgs": "crow_acp.api",
-    "StopReason": "crow_acp.api",
-    "permission_policy": "crow_acp.tool_gate",
-    "SessionAccess": "crow_acp.api",
-    "Tool": "crow_acp.api",
-    "OffersCommands": "crow_acp.api",
-    "EndReason": "crow_acp.api",
-    "HookName": "crow_acp.api",
     "Config": "crow_acp.config",
     "load_config": "crow_acp.config",
-    "FunctionTool": "crow_acp.tools",
-    "ToolContext": "crow_acp.api",
-    "ToolResult": "crow_acp.events",
-    "ToolView": "crow_acp.events",
     "MultiAgent": "crow_acp.multi",
+    "permission_policy": "crow_acp.tool_gate",
     "serve": "crow_acp.serve",
 }
-
-__all__ = [
-    "AcpAgent",
-    "AfterToolArgs",
-    "Allow",
-    "Answer",
-    "BeforeToolArgs",
-    "BeginSessionArgs",
-    "Config",
-    "CrowCallbacks",
-    "EndReason",
-    "EndSessionArgs",
-    "EndTurnArgs",
-    "FunctionTool",
-    "HookName",
-    "MultiAgent",
-    "OffersCommands",
-    "PostResponseArgs",
-    "PreRequestArgs",
-    "Refuse",
-    "Rewrite",
-    "SessionAccess",
-    "SlashCommand",
-    "StopReason",
-    "Tool",
-    "ToolCallInfo",
-    "ToolContext",
-    "ToolDecision",
-    "ToolResult",
-    "ToolView",
-    "load_config",
-    "permission_policy",
-    "serve",
-]
+"""The public names beside the plugin API. Every name in crow_acp.api.__all__ is public here too:
+it is listed once, there."""
 
 if TYPE_CHECKING:
-    from .agent import AcpAgent
-    from .api import (
-        AfterToolArgs,
-        Allow,
-        Answer,
-        BeforeToolArgs,
-        BeginSessionArgs,
-        CrowCallbacks,
-        EndReason,
-        EndSessionArgs,
-        EndTurnArgs,
-        HookName,
-        OffersCommands,
-        PostResponseArgs,
-        PreRequestArgs,
-        Refuse,
-        Rewrite,
-        SlashCommand,
-        StopReason,
-        Tool,
-        ToolCallInfo,
-        ToolContext,
-        ToolDecision,
-    )
-    from .config import Config, load_config
-    from .events import ToolResult, ToolView
-    from .multi import MultiAgent
-    from .serve import serve
-    from .session_access import SessionAccess
-    from .tool_gate import permission_policy
-    from .tools import FunctionTool
+    from .agent import AcpAgent as AcpAgent
+    from .api import *  # noqa: F403 (the whole plugin API, as api.__all__ lists it)
+    from .config import Config as Config
+    from .config import load_config as load_config
+    from .multi import MultiAgent as MultiAgent
+    from .serve import serve as serve
+    from .tool_gate import permission_policy as permission_policy
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'crow_acp' has no attribute {name!r}")
+    """Each public name loads on first use; __all__ too, since it includes the plugin API's."""
     import importlib
 
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    if name.startswith("_") and name != "__all__":  # probes (pytest, inspect) load nothing
+        raise AttributeError(f"module 'crow_acp' has no attribute {name!r}")
+    api = importlib.import_module("crow_acp.api")
+    if name == "__all__":
+        return [*_ELSEWHERE, *api.__all__]
+    if name not in api.__all__:
+        raise AttributeError(f"module 'crow_acp' has no attribute {name!r}")
+    return getattr(api, name)

@@ -26,6 +26,7 @@ from acp.schema import (
     Cost as AcpCost,
 )
 
+from .api import SlashCommand
 from .events import (
     ActivityReported,
     CommandsChanged,
@@ -45,7 +46,6 @@ from .events import (
     UsageChanged,
 )
 from .history import EntryMeta, StoredMessage, ToolDisplay
-from .hooks import SlashCommand
 from .images import replayed_blocks
 from .plan_tool import NAME as PLAN_TOOL
 from .plan_tool import parse_plan

@@ -1,4 +1,5 @@
-"""How the hook lists run. What each list is and passes is declared in api.py.
+"""How the hook lists run, and how crow calls user code (callbacks, observers) safely. What each
+list is and passes is declared in api.py, the plugin API; import those names from there.
 
 Callbacks run in list order. One that raises is logged and reported, and the turn goes on (a
 before_tool callback that raises refuses the call: a broken guard must not let a call through).
@@ -15,65 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .api import (  # the declarations live in api.py; re-exported for crow's own modules
-    HOOKS,
-    AfterToolArgs,
-    Allow,
-    Answer,
-    BeforeToolArgs,
-    BeginSessionArgs,
-    Callback,
-    CrowCallbacks,
-    EndReason,
-    EndSessionArgs,
-    EndTurnArgs,
-    HookName,
-    OffersCommands,
-    PostResponseArgs,
-    PreRequestArgs,
-    Refuse,
-    Rewrite,
-    SlashCommand,
-    StopReason,
-    ToolCallInfo,
-    ToolDecision,
-)
-
 if TYPE_CHECKING:
+    from .api import Callback, HookName
     from .session_access import SessionAccess
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "HOOKS",
-    "AfterToolArgs",
-    "Allow",
-    "Answer",
-    "BeforeToolArgs",
-    "BeginSessionArgs",
-    "Callback",
-    "CrowCallbacks",
-    "EndReason",
-    "EndSessionArgs",
-    "EndTurnArgs",
-    "HookName",
-    "OffersCommands",
-    "Outcome",
-    "PostResponseArgs",
-    "PreRequestArgs",
-    "Refuse",
-    "Rewrite",
-    "SlashCommand",
-    "StopReason",
-    "ToolCallInfo",
-    "ToolDecision",
-    "call_returning",
-    "call_user_code",
-    "callback_name",
-    "fitting",
-    "report_failure",
-    "run_hooks",
-]
 
 
 @dataclass

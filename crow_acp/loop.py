@@ -23,6 +23,7 @@ import anyio
 from pydantic import BaseModel
 
 from . import images, thinking
+from .api import CrowCallbacks, Tool, ToolCallInfo, ToolContext
 from .costs import charge
 from .draft import Draft
 from .events import (
@@ -39,14 +40,14 @@ from .events import (
 )
 from .history import EntryMeta, ToolDisplay
 from .history_rules import check_new_calls, object_arguments, strict_messages
-from .hooks import CrowCallbacks, ToolCallInfo, run_hooks
+from .hooks import run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .modes import with_plan_note
 from .session import Session
 from .session_access import SessionAccess
 from .text_repair import clean_value
 from .tool_gate import after_tool, before_tool, placeholder
-from .tools import Tool, ToolContext, openai_schema
+from .tools import openai_schema
 
 log = logging.getLogger(__name__)
 

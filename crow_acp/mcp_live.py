@@ -16,7 +16,7 @@ from .events import ActivityReported, CommandsChanged
 from .mcp_prompts import prompt_commands
 
 if TYPE_CHECKING:
-    from .hooks import SlashCommand
+    from .api import SlashCommand
     from .mcp_host import McpServer
     from .session import Session
 

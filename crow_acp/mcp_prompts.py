@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from .hooks import SlashCommand
+from .api import SlashCommand
 from .images import PromptRefused
 
 if TYPE_CHECKING:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .api import ToolContext
 from .events import ToolResult, ToolView
-from .tools import ToolContext, infer_kind, safe_name
+from .tools import infer_kind, safe_name
 
 if TYPE_CHECKING:
     from .mcp_host import McpServer

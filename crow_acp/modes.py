@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from .tools import infer_kind
 
 if TYPE_CHECKING:
+    from .api import Tool
     from .events import ToolView
     from .session import Session
-    from .tools import Tool
 
 Mode = Literal["ask", "accept_edits", "plan", "full_access"]
 MODE_IDS: tuple[Mode, ...] = get_args(Mode)

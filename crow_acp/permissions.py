@@ -30,10 +30,10 @@ from .events import ToolView
 from .modes import current_mode, edit_inside_roots, plan_refusal
 
 if TYPE_CHECKING:
+    from .api import Tool
     from .events import ToolResult
     from .loop import PendingCall
     from .session import Session
-    from .tools import Tool
 
 log = logging.getLogger(__name__)
 

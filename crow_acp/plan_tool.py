@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .api import ToolContext
 from .events import PlanEntry, ToolResult
-from .tools import FunctionTool, ToolContext
+from .tools import FunctionTool
 
 NAME = "write_plan"  # not update_plan: the planner pattern has its own tool by that name
 MAX_ENTRIES = 50

@@ -9,13 +9,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .api import SlashCommand
+from .api import SlashCommand, Tool
 from .events import Event, Usage
 from .history import EntryMeta, StoredMessage, ToolDisplay
 from .mcp_host import McpHost
 from .store import SessionStore
 from .text_repair import clean_meta, repair
-from .tools import Tool
 
 if TYPE_CHECKING:
     import anyio

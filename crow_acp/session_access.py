@@ -26,9 +26,8 @@ from .session import compact_history
 from .text_repair import clean_value
 
 if TYPE_CHECKING:
-    from .api import SlashCommand
+    from .api import SlashCommand, Tool
     from .session import Session
-    from .tools import Tool
 
 
 class SessionAccess:

@@ -26,7 +26,7 @@ from acp.schema import (
 )
 
 from . import thinking
-from .hooks import SlashCommand
+from .api import SlashCommand
 from .modes import MODE_IDS, MODES, Mode, current_mode, set_mode
 from .session_pool import SessionLifecycle
 

@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .hooks import CrowCallbacks, EndReason, run_hooks
+from .api import CrowCallbacks, EndReason
+from .hooks import run_hooks
 from .session_access import SessionAccess
 
 if TYPE_CHECKING:

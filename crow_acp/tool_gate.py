@@ -18,23 +18,14 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .api import Allow, Answer, Callback, Refuse, Rewrite, ToolCallInfo
 from .events import ToolResult, ToolView
-from .hooks import (
-    Allow,
-    Answer,
-    Callback,
-    Refuse,
-    Rewrite,
-    ToolCallInfo,
-    call_returning,
-    callback_name,
-    report_failure,
-)
+from .hooks import call_returning, callback_name, report_failure
 
 if TYPE_CHECKING:
+    from .api import Tool, ToolContext
     from .loop import PendingCall, Turn
     from .session_access import SessionAccess
-    from .tools import Tool, ToolContext
 
 
 class PermissionPolicy:

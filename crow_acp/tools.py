@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Tool, ToolContext  # declared in api.py; re-exported here
+from .api import Tool, ToolContext
 from .events import ToolKind, ToolResult, ToolView
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

@@ -20,9 +20,8 @@ from typing import Any
 
 import anyio
 
-from crow_acp.api import SessionAccess
+from crow_acp.api import SessionAccess, SlashCommand
 from crow_acp.errors import CrowError
-from crow_acp.hooks import SlashCommand
 
 from .cut import Entry, head_size, plan_cut
 from .ledger import THREAD_CHARS, TokenLedger

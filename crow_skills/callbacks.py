@@ -11,9 +11,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crow_acp.api import CrowCallbacks, SlashCommand, ToolContext
 from crow_acp.events import ToolResult
-from crow_acp.hooks import CrowCallbacks, SlashCommand
-from crow_acp.tools import FunctionTool, ToolContext
+from crow_acp.tools import FunctionTool
 
 from .content import present, skill_in, tokens, wrap
 from .discover import Discovery, SkillsDir, discover, search_dirs

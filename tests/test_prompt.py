@@ -12,10 +12,9 @@ import anyio
 import pytest
 
 from crow_acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
+from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import load_config
 from crow_acp.events import ActivityReported
-from crow_acp.hooks import CrowCallbacks
 from crow_prompt import PromptTemplateError, default_prompt
 from crow_prompt.context import context_files, git_root, workspace_context
 from crow_prompt.facts import git_summary

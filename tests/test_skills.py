@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from crow_acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
+from crow_acp.api import SessionAccess, ToolContext
 from crow_acp.config import load_config
 from crow_acp.events import ActivityReported
-from crow_acp.tools import ToolContext
 from crow_skills import SkillsHook, default_skills, discover, load_skill, search_dirs
 from crow_skills.triggers import matching
 

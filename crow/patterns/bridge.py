@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crow_acp.api import SessionAccess
-from crow_acp.hooks import CrowCallbacks
+from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.multi import Bridge, Node, hand_off
 
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from crow_acp.api import SessionAccess
+from crow_acp.api import CrowCallbacks, SessionAccess, ToolContext
 from crow_acp.events import PlanEntry
-from crow_acp.hooks import CrowCallbacks
 from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
-from crow_acp.tools import FunctionTool, ToolContext
+from crow_acp.tools import FunctionTool
 
 PLAN = "plan"
 STATUSES = ("pending", "in_progress", "completed", "blocked")

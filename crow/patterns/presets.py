@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from crow_acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
+from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import Config
-from crow_acp.hooks import CrowCallbacks
 
 from .planner import executor_tools, planner_tools
 

@@ -12,9 +12,9 @@ from typing import Any, TypeVar, overload
 
 from acp import RequestError
 
+from ..api import ToolContext
 from ..events import ToolResult
 from ..secrets import key_values, redact_json
-from ..tools import ToolContext
 from .paths import ToolError
 
 MAX_OUTPUT = 30_000

@@ -14,8 +14,9 @@ from typing import Any
 
 from acp import RequestError, tool_diff_content
 
+from ..api import ToolContext
 from ..events import ToolResult
-from ..tools import FunctionTool, ToolContext
+from ..tools import FunctionTool
 from .common import MAX_OUTPUT, Stopped, client_can, client_error, guarded, int_arg, off_loop
 from .confined import check_regular
 from .paths import ToolError, Workspace

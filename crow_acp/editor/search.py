@@ -22,8 +22,9 @@ from typing import Any
 
 import anyio
 
+from ..api import ToolContext
 from ..events import ToolResult
-from ..tools import FunctionTool, ToolContext
+from ..tools import FunctionTool
 from .common import Stopped, guarded, int_arg, off_loop
 from .confined import check_regular
 from .grep import compile_pattern, grep_files

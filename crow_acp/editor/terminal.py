@@ -18,9 +18,10 @@ import anyio
 from acp import RequestError, text_block, tool_content, tool_terminal_ref
 from acp.schema import EnvVariable
 
+from ..api import ToolContext
 from ..events import ToolResult
 from ..secrets import child_env, key_names
-from ..tools import FunctionTool, ToolContext
+from ..tools import FunctionTool
 from . import processes
 from .common import MAX_OUTPUT, client_can, guarded, int_arg, off_loop, truncate
 from .paths import ToolError, Workspace
