@@ -28,13 +28,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .protocol import Owner, SessionBusy, SessionRecord, SessionStore, StoredMessage, StoreError
+from .protocol import LeaseLost, Owner, SessionBusy, SessionRecord, SessionStore, StoredMessage, StoreError
 
 if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = [
-    "Owner", "PostgresStore", "SessionBusy", "SessionRecord", "SessionStore", "SqliteStore", "StoreError", "StoredMessage",
+    "LeaseLost", "Owner", "PostgresStore", "SessionBusy", "SessionRecord", "SessionStore", "SqliteStore", "StoreError", "StoredMessage",
     "open_store", "store_url",
 ]
 

@@ -23,6 +23,9 @@ MIGRATION_LOCK = 0x63726F77  # "crow": servers starting together migrate one at 
 class PostgresDb:
     lock_rows = " FOR UPDATE"
     dml_in_cte = True
+    # A write to a session with no lease row cannot lock a row that a concurrent acquire is inserting:
+    # both take this per-session lock, so one waits for the other's commit.
+    lock_session = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 
     def __init__(self, url: str) -> None:
         import psycopg

@@ -84,6 +84,22 @@ class SessionBusy(Exception):
         )
 
 
+class LeaseLost(Exception):
+    """A write was refused: another crow process owns the session now (this one stalled past its lease).
+
+    Nothing of the refused write, nor any later write of the session by this store, is applied until
+    this store acquires the session again; `flush(session_id)` raises it until then.
+    """
+
+    def __init__(self, session_id: str, host: str = "", pid: int = 0) -> None:
+        self.session_id, self.host, self.pid = session_id, host, pid
+        holder = f" (pid {pid} on {host})" if host else ""
+        super().__init__(
+            f"Session {session_id} is now owned by another crow process{holder}: this one lost its lease while it "
+            "was stalled, and wrote nothing more to it. Load the session again to continue it here."
+        )
+
+
 class StoreError(Exception):
     """The store cannot be opened or reached (bad URL, server down, newer schema)."""
 
@@ -111,8 +127,9 @@ class SessionStore(Protocol):
         """Archive `archived` and append `appended` in one transaction: all or nothing."""
 
     # Reads and waits
-    async def flush(self) -> None:
-        """Return once every write made so far is durable; raise if one failed."""
+    async def flush(self, session_id: str | None = None) -> None:
+        """Return once every write made so far is durable; raise if one failed. With a session id, raise
+        LeaseLost if a write of that session was refused because another owner holds its lease."""
     async def get(self, session_id: str) -> SessionRecord | None: ...
     async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
         """Sessions that got at least one prompt, most recently updated first."""
@@ -121,7 +138,8 @@ class SessionStore(Protocol):
 
     # Leases: one writer per session across processes and machines
     async def acquire(self, session_id: str) -> None:
-        """Take the session's lease, or raise SessionBusy if a live owner holds it."""
+        """Take the session's lease, or raise SessionBusy if a live owner holds it. From then on every
+        write of the session applies only while the lease still holds this owner's token (fencing)."""
     async def release(self, session_id: str) -> None: ...
     async def delete(self, session_id: str) -> None:
         """Delete the session and its whole history at once; SessionBusy if a live owner holds it."""

@@ -25,6 +25,7 @@ BUSY_MS = 30_000
 class SqliteDb:
     lock_rows = ""  # BEGIN IMMEDIATE already holds the write lock for the whole transaction
     dml_in_cte = False
+    lock_session = ""  # BEGIN IMMEDIATE: one writer at a time, lease changes included
 
     def __init__(self, path: Path) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_MS / 1000)
