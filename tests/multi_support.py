@@ -58,10 +58,6 @@ def titles(client: Any) -> list[tuple[str, str]]:
     return [(u.title, u.status) for u in client.of("tool_call")]
 
 
-def read_log(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def functions(**scripts: Any) -> dict[str, FunctionModel]:
     """name=[entries] or name=responder: one in-process FunctionModel per agent."""
     return {name: FunctionModel(script) if isinstance(script, list) else FunctionModel(default=script)

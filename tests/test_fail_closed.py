@@ -19,15 +19,12 @@ from helpers import (
     text,
     write_config,
 )
+from records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-def results(request: dict) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
 
 
 def selected(option_id: str) -> RequestPermissionResponse:

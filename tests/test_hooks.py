@@ -3,7 +3,6 @@ each with a FunctionModel). Only what needs the wire runs `crow acp --agent file
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ import anyio
 import pytest
 from acp import RequestError
 from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text, write_config
+from records import read_log
 
 from crow.agent_loader import load_agent
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, SlashCommand, load_config
@@ -31,10 +31,6 @@ from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-def read_log(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def hook_agent(factory: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from helpers import (
     text,
     write_config,
 )
+from records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.editor import editor_tools
@@ -30,10 +31,6 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 pytestmark = pytest.mark.anyio
 
 HOSTILE = McpServerStdio(name="hostile", command=sys.executable, args=[str(TESTS / "mcp_servers" / "hostile_server.py")], env=[])
-
-
-def results(request: dict) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
 
 
 def option(options: list[Any], option_id: str) -> Any:

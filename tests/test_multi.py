@@ -14,7 +14,8 @@ import anyio
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, ReadTextFileResponse
 from helpers import RecordingClient, text
-from multi_support import all_text, functions, in_process, last_user, read_log, scripted, serve, titles
+from multi_support import all_text, functions, in_process, last_user, scripted, serve, titles
+from records import read_log
 
 from crow_acp.testing import Reply, ToolCall
 

@@ -7,15 +7,12 @@ from typing import Any
 import anyio
 import pytest
 from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-def results(request: dict) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
 
 
 def add_call(call_id: str) -> Reply:

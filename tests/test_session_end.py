@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,15 +16,12 @@ from helpers import (
     text,
     write_config,
 )
+from records import read_log
 
 from crow_acp import AcpAgent, CrowCallbacks, SlashCommand, load_config
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio
-
-
-def read_log(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 async def test_end_session_on_close_eviction_and_shutdown(crow_home, tmp_path):

@@ -3,8 +3,6 @@ permission policy and the modes; over ACP stdio (an MCP tool) and in process (a 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +16,7 @@ from helpers import (
     run_crow,
     text,
 )
+from records import read_log, results
 
 from crow_acp import (
     AcpAgent,
@@ -34,14 +33,6 @@ from crow_acp import (
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-def results(request: dict) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request["messages"] if m["role"] == "tool"}
-
-
-def read_log(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 async def test_tool_hooks_over_stdio_veto_rewrite_cache_and_result_rewrite(crow_home, tmp_path):
