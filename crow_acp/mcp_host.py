@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 from .imports import off_loop
+from .mcp_connect import connection_lost, describe_failure, import_client, open_client
 from .mcp_lists import ServerLists
 from .mcp_specs import ServerSpec, server_specs
 from .mcp_tool import McpTool, ServerUnavailable, unique_names
@@ -101,9 +102,13 @@ class McpServer(ServerLists):
         try:
             # The MCP client takes seconds to import on a busy machine: in a thread, never on the event
             # loop, where it would hold up the session/new response this server must not delay.
-            await off_loop(_import_client, self.spec.transport)
+            await off_loop(import_client, self.spec.transport)
             async with AsyncExitStack() as stack:
-                self._client = await stack.enter_async_context(await self._open_client(stack))
+                client = await open_client(
+                    self.spec, cwd=self.cwd, call_timeout=self.call_timeout, stack=stack,
+                    on_message=self._on_message, on_end=self._connection_ended,
+                )  # fmt: skip
+                self._client = await stack.enter_async_context(client)
                 await self._list_all()
                 async with asyncio.TaskGroup() as calls:
                     self._calls = calls
@@ -132,34 +137,16 @@ class McpServer(ServerLists):
         self._fail("the server stopped; crow restarts it once, at its next use" if restart and self.died
                    else "the server closed its connection")
 
+    def _connection_ended(self) -> None:
+        """The server's side ended (it exited, or closed its connection) while crow still used it."""
+        if not self._closing.is_set():
+            self._died()  # from now on its next use restarts it (a stdio server, once)
+            self._closing.set()
+
     def _fail(self, message: str) -> None:
         if self.status in ("connecting", "ready"):
             self.status, self.error = "failed", message
             log.warning("MCP server %r failed: %s", self.spec.name, message)
-
-    async def _open_client(self, stack: AsyncExitStack) -> Any:
-        from mcp import Client
-
-        return Client(
-            await self._transport(stack), read_timeout_seconds=self.call_timeout, message_handler=self._on_message
-        )
-    async def _transport(self, stack: AsyncExitStack) -> Any:
-        spec = self.spec
-        if spec.transport == "stdio":
-            from .mcp_stdio import stdio_transport
-
-            return stdio_transport(spec, self.cwd)
-        if spec.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(spec.url or "", headers=spec.headers, timeout=30, sse_read_timeout=24 * 3600)
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        timeout = httpx2.Timeout(30, read=self.call_timeout + 30)
-        http = await stack.enter_async_context(create_mcp_http_client(headers=spec.headers, timeout=timeout))
-        return streamable_http_client(spec.url or "", http_client=http)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Run a call inside the actor; cancelling the caller cancels the call (MCP sends notifications/cancelled)."""
@@ -186,10 +173,10 @@ class McpServer(ServerLists):
         try:
             future.set_result(await send(self._client))
         except Exception as exc:  # handed to the caller, never swallowed
-            if _connection_lost(exc):
-                # A stdio server that died leaves the client block open; end the actor so its tools go away.
-                self._died()
-                self._closing.set()
+            if connection_lost(exc):
+                self._connection_ended()
+                how = "exited" if self.spec.transport == "stdio" else "closed its connection"
+                exc = ServerUnavailable(f"MCP server {self.spec.name!r} {how} during the call")
             if not future.done():
                 future.set_exception(exc)
         finally:
@@ -207,33 +194,6 @@ class McpServer(ServerLists):
             _, pending = await asyncio.wait({self._task}, timeout=CLOSE_WAIT)
             for task in pending:
                 task.cancel()
-
-
-def _import_client(transport: str) -> None:
-    import mcp.client.stdio
-
-    if transport == "sse":
-        import mcp.client.sse
-    elif transport == "http":
-        import mcp.client.streamable_http
-        import mcp.shared._httpx_utils  # noqa: F401
-
-
-def _connection_lost(exc: Exception) -> bool:
-    from mcp import MCPError
-    from mcp.types import CONNECTION_CLOSED
-
-    # The SDK's own closed-connection error; a server may use -32000 for its errors too, hence the message.
-    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and exc.message == "Connection closed"
-
-
-def describe_failure(exc: BaseException) -> str:
-    """The innermost message of a (nested) ExceptionGroup, which is what connect failures raise."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class McpHost:
