@@ -1,12 +1,12 @@
-"""Local commands' process groups: nothing crow started outlives it, even a SIGKILL of crow.
+"""Local commands: nothing a command starts outlives it, or crow, even a SIGKILL of crow.
 
-Each command runs in its own process group (`sh -c` has grandchildren, and a parent-death signal
-would reach only the direct child). Beside it runs a tiny watchdog, `sh` in a session of its own,
-reading a pipe that only crow holds: when crow exits for any reason the kernel closes the pipe,
-the watchdog reads end-of-file and kills the whole group. A command that ends normally tells its
-watchdog "done" after crow killed the group itself.
+Each command runs below command_guard.py, a tiny process that is its parent and, on Linux, the
+subreaper of everything it starts: background jobs, and daemons that left the command's process
+group and session (`setsid`, double forks, `nohup`) all come back to it. The guard kills them all
+when the command ends, when crow asks ("kill": a timeout, a cancel, shutdown), and when crow is
+gone (its pipe from crow closes; the parent-death signal arrives). See command_guard.py.
 
-`kill_running_commands()` is for crow's own shutdown path: it kills every running group now.
+`kill_running_commands()` is for crow's own shutdown path: it asks every guard to kill now.
 """
 
 from __future__ import annotations
@@ -14,75 +14,62 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
+import sys
 
 log = logging.getLogger(__name__)
 
-WATCHDOG = 'read line; [ "$line" = done ] || exec env kill -KILL -- "-$1" 2>/dev/null'
-"""$1 is the process group. `read` fails at end-of-file with an empty line: crow is gone. The kill
-binary, not the shell's builtin: dash's cannot signal a process group."""
+GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "command_guard.py")
+GUARD_LIMIT = 5.0
+"""Seconds a guard gets to kill and reap its command's processes before crow kills the guard itself."""
 
-_running: dict[int, asyncio.subprocess.Process] = {}
-"""Process group id -> its leader, for every local command now running."""
+_running: dict[int, Guarded] = {}
+"""Guard pid -> its command, for every local command now running."""
 
 
 class Guarded:
-    """One command's process group and its watchdog; `end()` kills the group and stands the watchdog down."""
+    """One command below its guard; `kill()` ends everything it started, `end()` also waits for that."""
 
-    def __init__(self, process: asyncio.subprocess.Process, watchdog: asyncio.subprocess.Process | None) -> None:
-        self.process, self.watchdog = process, watchdog
-        _running[process.pid] = process
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process  # the guard: its exit status is the command's
+        _running[process.pid] = self
 
     def kill(self) -> None:
-        kill_group(self.process.pid)
+        """Ask the guard to kill the command and all it started (it exits once they are gone)."""
+        stdin = self.process.stdin
+        if self.process.returncode is not None or stdin is None or stdin.is_closing():
+            return
+        try:
+            stdin.write(b"kill\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the guard is gone already: its end-of-file made it kill everything
 
     async def end(self) -> None:
+        """Kill what is left and wait for the guard to finish; a guard that does not is killed."""
         self.kill()  # also background jobs it started, as closing an editor terminal would
-        _running.pop(self.process.pid, None)
-        if self.watchdog is not None and self.watchdog.stdin is not None:
-            try:
-                self.watchdog.stdin.write(b"done\n")
-                self.watchdog.stdin.close()
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the watchdog is already gone (someone killed it): nothing left to stand down
-            try:
-                await asyncio.wait_for(self.watchdog.wait(), 5)
-            except TimeoutError:
-                self.watchdog.kill()
+        try:
+            await asyncio.wait_for(self.process.wait(), GUARD_LIMIT)
+        except TimeoutError:
+            log.warning("the guard of command %d did not finish within %g s: killing it", self.process.pid, GUARD_LIMIT)
+            self.process.kill()  # its command dies with it (a parent-death signal)
+        finally:
+            _running.pop(self.process.pid, None)
+            if self.process.stdin is not None:
+                self.process.stdin.close()
 
 
 async def start(*command: str, cwd: str, env: dict[str, str]) -> Guarded:
-    """Start a command in its own process group, with its watchdog armed."""
+    """Start a command below its guard; its output (stdout and stderr) is the guard's stdout pipe."""
     process = await asyncio.create_subprocess_exec(
-        *command, cwd=cwd, env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+        sys.executable, "-I", "-S", GUARD, str(os.getpid()), *command, cwd=cwd, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # a Ctrl-C to crow's terminal group must not take the guard first
     )  # fmt: skip
-    try:
-        watchdog = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", WATCHDOG, "crow-watchdog", str(process.pid),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C to crow's terminal group must not take the watchdog first
-        )  # fmt: skip
-    except OSError as exc:  # no /bin/sh: the command still runs, killed on timeout and shutdown
-        log.warning("no watchdog for command %d: %s", process.pid, exc)
-        watchdog = None
-    except BaseException:
-        kill_group(process.pid)
-        raise
-    return Guarded(process, watchdog)
-
-
-def kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
+    return Guarded(process)
 
 
 def kill_running_commands() -> int:
-    """Kill the process group of every local command now running; returns how many there were."""
-    groups = list(_running)
-    for pgid in groups:
-        kill_group(pgid)
-    return len(groups)
+    """Ask the guard of every local command now running to kill it; returns how many there were."""
+    running = list(_running.values())
+    for guarded in running:
+        guarded.kill()
+    return len(running)
