@@ -156,7 +156,7 @@ def run_terminal(args: argparse.Namespace) -> int:
             raise Exit(SETUP, str(exc)) from exc
     from crow.run import RunOptions, run_prompt
 
-    agent_args = [flag for name in ("agent", "model") if (value := getattr(args, name)) for flag in (f"--{name}", value)]
+    agent_args = [flag for name, value in (("--agent", args.agent), ("--model", args.model)) if value for flag in (name, value)]
     warnings = _env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
         prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format,

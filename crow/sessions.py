@@ -81,6 +81,8 @@ def _print_list(records: list[Any]) -> None:
 
 
 def _print_transcript(record: Any, entries: list[Any]) -> None:
+    from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, UserMessageChunk
+
     from crow_acp.acp_updates import replay_updates
 
     print(f"session {record.id} · {record.title or '(untitled)'}")
@@ -88,7 +90,8 @@ def _print_transcript(record: Any, entries: list[Any]) -> None:
     last = None
     for update in replay_updates(entries):
         kind = update.session_update
-        text = getattr(getattr(update, "content", None), "text", None)
+        chunk = isinstance(update, UserMessageChunk | AgentMessageChunk | AgentThoughtChunk)
+        text = update.content.text if chunk and isinstance(update.content, TextContentBlock) else None
         if kind == "user_message_chunk" and text is not None:
             print(("" if last == kind else "\n") + "> " + text.replace("\n", "\n> "))
         elif kind == "agent_thought_chunk" and text is not None:

@@ -37,6 +37,7 @@ from .fork import copy_session
 from .hooks import call_user_code
 from .leases import Leases
 from .llm import ModelClient
+from .mcp_specs import check_servers
 from .models import Models
 from .prompt_blocks import as_dicts
 from .prompt_turn import PromptTurns
@@ -128,6 +129,7 @@ class AcpAgent(PromptTurns, SessionOpening, SessionControl):
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
         check_directories(cwd, additional_directories)
+        check_servers(mcp_servers)
         session_id = uuid.uuid4().hex
         now = time.time()
         data = {
@@ -159,6 +161,7 @@ class AcpAgent(PromptTurns, SessionOpening, SessionControl):
     ) -> Any:
         """A new session with this one's history so far, independent from then on."""
         check_directories(cwd, additional_directories)
+        check_servers(mcp_servers)
         fork_id = await copy_session(self.store, session_id, cwd, additional_directories)
         await self._reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))

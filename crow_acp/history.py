@@ -121,9 +121,8 @@ class EntryMeta:
                 out["kind"] = "ack"
         if self.kind == "prompt" or self.blocks is not None:
             out["blocks"] = list(self.blocks or [])
-        for key in ("message_id", "reasoning", "replaced", "skill"):
-            if (value := getattr(self, key)) is not None:
-                out[key] = value
+        optional = {"message_id": self.message_id, "reasoning": self.reasoning, "replaced": self.replaced, "skill": self.skill}
+        out |= {key: value for key, value in optional.items() if value is not None}
         if self.tool is not None:
             out["tool"] = self.tool.to_json()
         if self.copy:

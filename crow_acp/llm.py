@@ -119,9 +119,9 @@ class OpenAIModelClient:
         params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
         if tools:
             params["tools"] = tools
-        for key in ("max_tokens", "temperature", "reasoning_effort"):
-            if (value := getattr(self.profile, key)) is not None:
-                params[key] = value
+        profile = self.profile
+        optional = {"max_tokens": profile.max_tokens, "temperature": profile.temperature, "reasoning_effort": profile.reasoning_effort}
+        params |= {key: value for key, value in optional.items() if value is not None}
         if reasoning_effort is not None:  # the session's thinking level, over the profile's default
             params["reasoning_effort"] = reasoning_effort
         return params

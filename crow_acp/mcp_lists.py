@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from .mcp_tool import McpTool
 
 if TYPE_CHECKING:
+    import mcp.types
+
     from .mcp_host import McpServer, ServerSpec
 
 log = logging.getLogger(__name__)
@@ -103,7 +105,6 @@ class ServerLists:
 
 
 
-def _callable(tool: Any) -> bool:
+def _callable(tool: mcp.types.Tool) -> bool:
     # The 2.x client dropped task support, so task-only tools would always fail.
-    execution = getattr(tool, "execution", None)
-    return getattr(execution, "task_support", None) != "required"
+    return tool.execution is None or tool.execution.task_support != "required"

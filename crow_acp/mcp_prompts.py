@@ -122,6 +122,7 @@ async def inline_resources(session: Session, blocks: list[dict[str, Any]]) -> li
 
 async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
     from mcp import MCPError
+    from mcp.types import TextResourceContents
 
     from .mcp_tool import ServerUnavailable
 
@@ -130,7 +131,7 @@ async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
         result = await server.read_resource(uri)
     except (MCPError, ServerUnavailable, OSError) as exc:
         return {"type": "text", "text": f"[resource link: {uri} could not be read from {server.spec.name}: {exc}]"}
-    texts = [c.text for c in result.contents if getattr(c, "text", None) is not None]
+    texts = [c.text for c in result.contents if isinstance(c, TextResourceContents)]
     if not texts:
         mime = next((c.mime_type for c in result.contents if c.mime_type), "")
         return {"type": "resource", "resource": {"uri": uri, "blob": "", "mimeType": mime or "application/octet-stream"}}

@@ -36,10 +36,23 @@ def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfi
     return specs
 
 
+def check_servers(editor_servers: list[Any] | None) -> None:
+    """Refuse, before any session exists, an editor's server of a kind crow did not advertise."""
+    for server in editor_servers or []:
+        _from_acp(server)
+
+
 def _from_acp(server: Any) -> ServerSpec:
-    kind = getattr(server, "type", None) or "stdio"
-    if kind == "stdio":
+    """One server of session/new's mcpServers, by its declared ACP type (stdio, http or sse)."""
+    from acp import RequestError
+    from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
+
+    if isinstance(server, McpServerStdio):
         env = {item.name: item.value for item in server.env or []}
         return ServerSpec(server.name, server.command, list(server.args or []), env)
-    headers = {item.name: item.value for item in server.headers or []}
-    return ServerSpec(server.name, url=server.url, transport="sse" if kind == "sse" else "http", headers=headers)
+    if isinstance(server, HttpMcpServer | SseMcpServer):
+        headers = {item.name: item.value for item in server.headers or []}
+        return ServerSpec(server.name, url=server.url, transport=server.type, headers=headers)
+    # crow advertises http and sse (capabilities.py); anything else is the client's mistake, said plainly
+    name, kind = getattr(server, "name", "?"), getattr(server, "type", type(server).__name__)
+    raise RequestError.invalid_params({"mcpServers": f"MCP server {name!r}: transport {kind!r} is not supported"})

@@ -80,6 +80,8 @@ def result_text(result: Any) -> str:
 
 
 def _block_text(block: Any) -> str:
+    from mcp.types import TextResourceContents  # loaded already: a result came through the client
+
     match block.type:
         case "text":
             return block.text
@@ -89,7 +91,7 @@ def _block_text(block: Any) -> str:
             return f"[resource link: {block.name} {block.uri} {block.mime_type or ''}]".replace(" ]", "]")
         case "resource":
             res = block.resource
-            if getattr(res, "text", None) is not None:
+            if isinstance(res, TextResourceContents):
                 return f"[resource {res.uri}]\n{res.text}"
             return f"[binary resource {res.uri} {res.mime_type or ''}, {len(res.blob) * 3 // 4} bytes]"
     return f"[{block.type} content]"

@@ -13,7 +13,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Config
 
 DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
 MIN_SECRET = 8
@@ -25,9 +28,9 @@ _names: set[str] = set(DEFAULT_NAMES)
 _written: set[str] = set()
 
 
-def protect(config: Any) -> None:
+def protect(config: Config) -> None:
     """Register the key variables and written keys of every model profile in the config."""
-    for profile in [*getattr(config, "models", {}).values(), config.profile()]:
+    for profile in [*config.models.values(), config.profile()]:
         _names.add(profile.api_key_env)
         if profile.api_key:
             _written.add(profile.api_key)

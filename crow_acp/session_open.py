@@ -23,6 +23,7 @@ from .imports import off_loop
 from .mcp_host import McpHost, server_specs
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
+from .mcp_specs import check_servers
 from .session import INTERRUPTED, Session, answer_open_calls
 from .session_access import SessionAccess
 from .session_options import OptionHandlers, mode_command
@@ -74,6 +75,7 @@ class SessionOpening(OptionHandlers):
     ) -> None:
         """A stored session back in memory and started; on load, its history replayed to the editor."""
         check_directories(cwd, directories)
+        check_servers(mcp_servers)
         entries = await self._stored_entries(session_id)
         self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from crow.run.view import FINISHED, ToolState, printable
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 PREVIEW = 400
 REFUSED = "permission needed; refused because no terminal can answer (rerun with --yes to allow tools)"
@@ -176,5 +179,5 @@ class JsonView:
         pass
 
 
-def _dump(model: Any) -> Any:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(model, "model_dump") else model
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)

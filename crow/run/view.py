@@ -6,7 +6,10 @@ import difflib
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from acp.schema import ToolCallProgress, ToolCallStart
 
 FINISHED = ("completed", "failed")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -31,10 +34,10 @@ class ToolState:
     started: float | None = None
     """When it started running (monotonic), for the elapsed time."""
 
-    def merge(self, update: Any) -> None:
-        for name in ("title", "kind", "raw_input"):
-            if (value := getattr(update, name, None)) is not None:
-                setattr(self, name, value)
+    def merge(self, update: ToolCallStart | ToolCallProgress) -> None:
+        self.title = update.title if update.title is not None else self.title
+        self.kind = update.kind if update.kind is not None else self.kind
+        self.raw_input = update.raw_input if update.raw_input is not None else self.raw_input
         if update.content is not None:
             self.content = list(update.content)
         if update.status is not None:
@@ -47,15 +50,18 @@ class ToolState:
         return time.monotonic() - self.started if self.started is not None else 0.0
 
     def texts(self) -> list[str]:
-        out = []
-        for item in self.content:
-            inner = getattr(item, "content", None)
-            if inner is not None and getattr(item, "type", None) == "content" and getattr(inner, "type", None) == "text":
-                out.append(inner.text)
-        return out
+        from acp.schema import ContentToolCallContent, TextContentBlock  # loaded: the updates came through it
+
+        return [
+            item.content.text
+            for item in self.content
+            if isinstance(item, ContentToolCallContent) and isinstance(item.content, TextContentBlock)
+        ]
 
     def diffs(self) -> list[Any]:
-        return [item for item in self.content if getattr(item, "type", None) == "diff"]
+        from acp.schema import FileEditToolCallContent
+
+        return [item for item in self.content if isinstance(item, FileEditToolCallContent)]
 
     def lines(self) -> list[str]:
         """The text output's lines, without the code fences a command's output comes in."""

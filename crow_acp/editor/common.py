@@ -8,7 +8,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from acp import RequestError
 
@@ -21,14 +21,21 @@ MAX_OUTPUT = 30_000
 """Characters of tool output the model gets; the middle of longer output is cut."""
 
 
-def client_can(context: ToolContext, capability: str) -> bool:
+ClientCapability = Literal["read_text_file", "write_text_file", "terminal"]
+
+
+def client_can(context: ToolContext, capability: ClientCapability) -> bool:
     """Whether the attached client advertised `read_text_file`, `write_text_file` or `terminal`."""
     caps = context.client_capabilities
     if context.client is None or caps is None:
         return False
-    if capability == "terminal":
-        return bool(caps.terminal)
-    return bool(caps.fs and getattr(caps.fs, capability, False))
+    match capability:
+        case "terminal":
+            return bool(caps.terminal)
+        case "read_text_file":
+            return bool(caps.fs and caps.fs.read_text_file)
+        case "write_text_file":
+            return bool(caps.fs and caps.fs.write_text_file)
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
