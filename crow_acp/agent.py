@@ -3,10 +3,10 @@
 A plain class, deliberately not a subclass of acp.Agent: the SDK routes only methods that exist,
 so anything crow does not implement answers "method not found" instead of a silent null.
 The handlers are here; what they call is in the classes AcpAgent inherits, one job each:
-PromptTurns (prompt_turn.py: one prompt's turn or slash command), SessionOpening (session_open.py:
-a session into memory and replayed), OptionHandlers under it (session_options.py: config options
-and modes), SessionLifecycle under that (session_pool.py: eviction, close, end_session), and
-SessionControl (agent_sessions.py: open sessions driven from Python).
+PromptTurns (prompt_turn.py: one prompt's turn or slash command) and under it SessionControl
+(agent_sessions.py: open sessions driven from Python); SessionOpening (session_open.py: a session
+into memory and replayed), OptionHandlers under it (session_options.py: config options and
+modes), and SessionLifecycle under that (session_pool.py: eviction, close, end_session).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from acp.schema import (
 )
 
 from .acp_updates import AcpUpdates
-from .agent_sessions import SessionControl
 from .api import CrowCallbacks
 from .capabilities import initialize_response
 from .config import Config, load_config
@@ -50,7 +49,7 @@ from .store import SessionRecord, SessionStore, open_store
 from .wire import check_directories
 
 
-class AcpAgent(PromptTurns, SessionOpening, SessionControl):
+class AcpAgent(PromptTurns, SessionOpening):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys

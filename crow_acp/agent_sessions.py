@@ -61,10 +61,6 @@ class SessionControl:
                 session.update_meta(entry, replace(entry.meta, handoff=Handoff(source)))
                 return
 
-    def take_title(self, session_id: str, text: str) -> str | None:
-        """Name the session after `text` unless it has a title; returns the title when this set it."""
-        return self._session(session_id).take_title(text)
-
     def save_session(self, session_id: str) -> None:
         """Write the session's data (context included) to the store now."""
         self._session(session_id).save()

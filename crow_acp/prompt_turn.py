@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from acp import RequestError
 
+from .agent_sessions import SessionControl
 from .api import CrowCallbacks, SlashCommand
 from .errors import CommandError, CrowError
 from .events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class PromptTurns:
+class PromptTurns(SessionControl):
+    """Inherits SessionControl: title_session is one of the methods that drive an open session."""
+
     config: Config
     callbacks: CrowCallbacks
     models: Models
@@ -104,6 +107,15 @@ class PromptTurns:
         if error:
             await self._emit(ErrorOccurred(session.id, str(error), error))
         await self._emit(TurnFinished(session.id, stop))
+        await self._name(session, text)
+
+    async def title_session(self, session_id: str, text: str) -> None:
+        """Name the session after `text` unless it has a title, then let the model write a better one
+        in the background, as after a first turn (a MultiAgent whose driver never gives the entry the
+        user's text calls this)."""
+        await self._name(self._session(session_id), text)
+
+    async def _name(self, session: Session, text: str) -> None:
         if title := session.take_title(text):
             await self._emit(TitleChanged(session.id, title))
             if self.config.titles.enabled:  # a better one from the model, in the background

@@ -29,15 +29,19 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from acp import RequestError
-from acp.schema import LoadSessionResponse, NewSessionResponse, PromptResponse, ResumeSessionResponse
+from acp.schema import (
+    ForkSessionResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    ResumeSessionResponse,
+)
 
-from ..acp_updates import event_update
 from ..agent import AcpAgent
 from ..errors import CrowError
-from ..events import TitleChanged
 from ..prompt_blocks import as_dicts, user_text
 from .conn import MemberConnection, attribute, replay_graph
-from .graph import DEFAULT_SHARED, GRAPH_SESSIONS, Graph, Node, collect_members, entry_of
+from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions
 from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
 
 log = logging.getLogger(__name__)
@@ -131,6 +135,23 @@ class MultiAgent:
         self._sync_mode(session_id)
         return answer
 
+    async def fork_session(
+        self, session_id: str, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> ForkSessionResponse:
+        """A new editor session: every member's session forked (its history so far, the blackboard as
+        it stands), one new graph from then on."""
+
+        async def fork(member: AcpAgent, sid: str) -> str:
+            answer = await member.fork_session(
+                session_id=sid, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers
+            )
+            return str(answer.session_id)
+
+        graph = self._open(await self._member_sessions(session_id, fork, cwd, mcp_servers, additional_directories))
+        self._sync_mode(graph.editor_sid)
+        self._release_after_response(graph)
+        return ForkSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
+
     def _sync_mode(self, session_id: str) -> None:
         if (graph := self._graphs.get(session_id)) is None:
             return
@@ -206,20 +227,21 @@ class MultiAgent:
     # Plumbing: sessions
     async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
         """Resume every member's stored session of this graph (without replay); create missing ones."""
-        record = await self.entry.store.get(session_id)
-        if record is None:
-            raise RequestError.resource_not_found(session_id)
-        known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
 
-        async def one(member: AcpAgent) -> str:
-            sid = session_id if member is self.entry else known.get(member.name)
-            if sid and await member.store.get(sid) is not None:
-                await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
-                return sid
-            return (await member.new_session(cwd=cwd, mcp_servers=mcp_servers)).session_id
+        async def resume(member: AcpAgent, sid: str) -> str:
+            await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
+            return sid
 
-        sids = await asyncio.gather(*(one(member) for member in self.members))
-        return {member.name: sid for member, sid in zip(self.members, sids, strict=True)}
+        return await self._member_sessions(session_id, resume, cwd, mcp_servers, None)
+
+    async def _member_sessions(
+        self, session_id: str, stored: Stored, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None
+    ) -> dict[str, str]:
+        async def new(member: AcpAgent) -> str:
+            answer = await member.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=directories)
+            return str(answer.session_id)
+
+        return await member_sessions(self.members, session_id, stored, new)
 
     def _open(self, sids: dict[str, str]) -> Graph:
         graph = Graph.open(self.members, sids, self.shared_keys)
@@ -229,9 +251,9 @@ class MultiAgent:
         return graph
 
     async def _title(self, graph: Graph, prompt: Prompt) -> None:
-        """Drivers that never give the entry the user's text still give the session a title."""
-        if title := graph.entry.take_title(graph.entry_sid, prompt_text(prompt)):
-            await self._send(graph.editor_sid, event_update(TitleChanged(graph.editor_sid, title)))
+        """Drivers that never give the entry the user's text still give the session a title, the
+        model's too; the entry's session_info_update reaches the editor as the graph's (conn.py)."""
+        await graph.entry.title_session(graph.entry_sid, prompt_text(prompt))
 
     # Plumbing: what members send
     def graph_of(self, session_id: str | None) -> Graph | None:

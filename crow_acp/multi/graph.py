@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
+
+from acp import RequestError
 
 from ..agent import AcpAgent
 from .blackboard import Blackboard
@@ -156,6 +158,31 @@ class Graph:
         for name, sid in self.sessions.items():
             if self.agents[name].is_open(sid):
                 self.agents[name].save_session(sid)
+
+
+Stored = Callable[[AcpAgent, str], Awaitable[str]]
+"""What to do with a member's stored session of a graph (resume it, fork it): returns the id to use."""
+
+
+async def member_sessions(
+    members: list[AcpAgent], session_id: str, stored: Stored, new: Callable[[AcpAgent], Awaitable[str]]
+) -> dict[str, str]:
+    """{member name: session id} for the graph whose editor session is `session_id`: `stored` for each
+    member's session the entry's record names, `new` for a member that has none (added since)."""
+    entry = members[0]
+    record = await entry.store.get(session_id)
+    if record is None:
+        raise RequestError.resource_not_found(session_id)
+    known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
+
+    async def one(member: AcpAgent) -> str:
+        sid = session_id if member is entry else known.get(member.name)
+        if sid and await member.store.get(sid) is not None:
+            return await stored(member, sid)
+        return await new(member)
+
+    sids = await asyncio.gather(*(one(member) for member in members))
+    return {member.name: sid for member, sid in zip(members, sids, strict=True)}
 
 
 _NONE: Any = object()
