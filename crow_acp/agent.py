@@ -192,11 +192,12 @@ class AcpAgent(PromptTurns, SessionOpening):
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        self.leases.refuse_if_taken_over(session_id)
         session = await self._live(session_id)
         cancels = session.cancels  # a cancel from now on is meant for this prompt too
         async with session.lock:
-            stop = await self._turn(session, as_dicts(prompt), cancels)
-            await session.store.flush()  # what the editor is told has happened is durable
+            # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
+            stop = await self.leases.durable(session, self._turn(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)
 
     async def _lost(self, session_id: str) -> None:
@@ -212,8 +213,10 @@ class AcpAgent(PromptTurns, SessionOpening):
         if (held := self._held.get(event.session_id)) is not None:
             held.append(event)
             return
-        if self._store is not None:
-            await self._store.flush()  # what the editor is about to see is stored first (free when nothing is queued)
+        # What the editor is about to see is stored first (free when nothing is queued); nothing more
+        # of a session another process took over reaches it.
+        if self._store is not None and not await self.leases.flushed(event.session_id):
+            return
         for observer in self.observers:
             await call_user_code(observer, event)
 

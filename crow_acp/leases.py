@@ -4,6 +4,11 @@ Another crow process (a second editor window, a second `crow serve` machine) tha
 held by a live owner gets a clear error, not a replay: crow chose an error over a read-only view
 so that an editor never shows a history that silently stops updating. An owner that died frees its
 sessions at once on the same machine, or when the lease expires from another machine.
+
+An owner that stalled past its lease (SIGSTOP, a laptop asleep) and was taken over is fenced by the
+store: its writes are refused (LeaseLost). Here that ends its running turn with a clear error, closes
+the session in this process, and answers later prompts to it with the same error until it is loaded
+again; nothing it still held in memory reaches the store or the editor.
 """
 
 from __future__ import annotations
@@ -11,18 +16,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from .store import SessionBusy, SessionStore
+from .store import LeaseLost, SessionBusy, SessionStore
+
+if TYPE_CHECKING:
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
 SESSION_BUSY = -32001
 """JSON-RPC error code (server-defined range) for "another crow process writes this session"."""
 
-Closer = Callable[[str], Awaitable[None]]
+Closer = Callable[[str], Coroutine[Any, Any, None]]
 
 _OPEN: weakref.WeakKeyDictionary[SessionStore, dict[str, Leases]] = weakref.WeakKeyDictionary()
 """Per store: which agent of this process has each session open. Agents sharing a store (one per
@@ -39,6 +48,9 @@ class Leases:
         self._store = store
         self._lost = lost
         self._close = close
+        self.taken_over: dict[str, LeaseLost] = {}
+        """Sessions another process took over from this agent, until loaded again: their prompts get the error."""
+        self._closing: set[asyncio.Task[Any]] = set()
 
     async def take(self, session_id: str) -> None:
         """Lease the session to this agent, or raise the error the editor shows.
@@ -58,8 +70,53 @@ class Leases:
             data = {"sessionId": session_id, "host": busy.host, "pid": busy.pid, "retryAfter": round(busy.expires_in, 1)}
             raise RequestError(SESSION_BUSY, str(busy), data) from None
         open_here[session_id] = self
+        self.taken_over.pop(session_id, None)
         if store not in _RENEWING or _RENEWING[store].done():
             _RENEWING[store] = asyncio.create_task(_renew_forever(store), name="crow-lease-renewal")
+
+    def refuse_if_taken_over(self, session_id: str) -> None:
+        """Before a prompt: a session another process took over from this one is not run here."""
+        if (lost := self.taken_over.get(session_id)) is not None:
+            raise taken_over_error(lost)
+
+    async def flushed(self, session_id: str) -> bool:
+        """Before an event reaches the editor: its writes are durable (True), or its lease was lost (False:
+        the event is dropped, the turn is stopped and the session closed here)."""
+        try:
+            await self._store().flush(session_id)
+        except LeaseLost as lost:
+            self.lose(lost)
+            return False
+        return session_id not in self.taken_over
+
+    async def durable(self, session: Session, turn: Awaitable[str]) -> str:
+        """Run a prompt's turn; at its end its writes are durable, or the prompt fails with the
+        taken-over error (over any error the lost lease caused)."""
+        try:
+            stop = await turn
+        except RequestError:
+            await self._durable(session)
+            raise
+        await self._durable(session)
+        return stop
+
+    async def _durable(self, session: Session) -> None:
+        try:
+            await session.store.flush(session.id)
+        except LeaseLost as refused:
+            self.lose(refused)
+        if (lost := self.taken_over.get(session.id)) is not None:
+            raise taken_over_error(lost)
+
+    def lose(self, lost: LeaseLost) -> None:
+        """Another process owns the session now: stop its turn and close it here, in the background (the
+        close waits for the turn to wind down). The store logged it."""
+        if lost.session_id in self.taken_over:
+            return
+        self.taken_over[lost.session_id] = lost
+        task = asyncio.create_task(self._lost(lost.session_id))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def give_back(self, session_id: str) -> None:
         store = self._store()
@@ -86,7 +143,11 @@ async def _renew_forever(store: SessionStore) -> None:
         except Exception as exc:  # the store's own error (a database restarting): try again next round
             log.warning("could not renew session leases: %s", exc)
             continue
-        for session_id in lost:
-            log.warning("session %s was taken over by another crow process; closing it here", session_id)
+        for session_id in lost:  # the store logged it
             if holder := _OPEN.get(store, {}).pop(session_id, None):
-                await holder._lost(session_id)
+                holder.lose(LeaseLost(session_id))
+
+
+def taken_over_error(lost: LeaseLost) -> RequestError:
+    data = {"sessionId": lost.session_id, "host": lost.host, "pid": lost.pid, "takenOver": True}
+    return RequestError(SESSION_BUSY, str(lost), data)

@@ -20,7 +20,9 @@ The guarantees of the embedded store hold on both backends:
 
 One writer per session: `acquire` takes a lease (owner = host, pid, pid start time, token); the
 owner renews it; a lease whose owner is visibly gone (same host, process not running) frees at once,
-and one held from another machine frees when it expires.
+and one held from another machine frees when it expires. Every write is fenced by the lease: it
+applies only while the lease row still holds this store's token, checked in the write's own
+transaction, so an owner that stalled past its lease and was taken over writes nothing (leasing.py).
 """
 
 from __future__ import annotations
