@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+import spawn
+from acp import PROTOCOL_VERSION, connect_to_agent, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -24,6 +25,7 @@ from acp.schema import (
     RequestPermissionResponse,
     SseMcpServer,
 )
+from acp.transports import default_environment
 
 
 class RecordingClient:
@@ -84,16 +86,21 @@ async def run_crow(
     *args: str,
     cwd: str | None = None,
     capabilities: ClientCapabilities | None = None,
+    exec_: bool = False,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """Spawn `python -m crow acp ARGS` and initialize it; yields (connection, process)."""
-    command = [sys.executable, "-m", "crow", "acp", *args]
-    async with spawn_agent_process(client, *command, env=env, cwd=cwd, transport_kwargs={"stderr": None}) as (conn, proc):
+    """`python -m crow acp ARGS` (forked, see spawn.py; exec_=True execs it), initialized; yields (connection, process)."""
+    proc = await spawn.start(["acp", *args], default_environment() | env, cwd, exec_=exec_)
+    conn = connect_to_agent(client, proc.stdin, proc.stdout)
+    try:
         await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=capabilities or ClientCapabilities(),
             client_info=Implementation(name="crow-tests", version="0"),
         )
         yield conn, proc
+    finally:
+        await conn.close()
+        await spawn.close(proc)
 
 
 def text(value: str) -> Any:

@@ -10,13 +10,13 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import spawn
 
 INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
 
@@ -136,11 +136,8 @@ async def eventually(predicate: Any, timeout: float = 15) -> None:
 
 @asynccontextmanager
 async def raw_crow(env: dict[str, str], *args: str, cwd: str | Path | None = None) -> AsyncIterator[RawCrow]:
-    """`python -m crow acp ARGS`, initialized; killed at the end if it is still running."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "crow", "acp", *args, env=env, cwd=cwd,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None, limit=2**26,
-    )  # fmt: skip
+    """`python -m crow acp ARGS` (forked, see spawn.py), initialized; killed at the end if it is still running."""
+    proc = await spawn.start(["acp", *args], env, cwd, limit=2**26)
     crow = RawCrow(proc)
     try:
         reply = await crow.call("initialize", INITIALIZE)

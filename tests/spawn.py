@@ -1,0 +1,196 @@
+"""Start `python -m crow ARGS` for a test: forked by tests/forkserver.py, or exec'd for real.
+
+A forked crow skips ~1.5 CPU-seconds of imports and is still a real process: its own pid (signals
+reach it), stdin/stdout pipes speaking ACP, stderr shared with the test, an exit status. `start()`
+returns an object with the part of asyncio.subprocess.Process the tests use. CROW_TEST_EXEC=1 (or
+exec_=True, or PYTHON* variables the fork server does not have) exec's `python -m crow` instead.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import atexit
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from forkserver import receive
+
+FORKSERVER = Path(__file__).resolve().parent / "forkserver.py"
+EXEC_ALL = os.environ.get("CROW_TEST_EXEC") == "1"
+
+
+async def start(
+    args: list[str], env: Mapping[str, str], cwd: str | Path | None = None, *, limit: int = 2**16, exec_: bool = False
+) -> Any:
+    """`python -m crow ARGS` with stdin and stdout piped to the test, stderr inherited."""
+    env = dict(env)
+    server = None if exec_ or EXEC_ALL else _server(env)
+    if server is None:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "crow", *args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            cwd=None if cwd is None else str(cwd), limit=limit,
+        )  # fmt: skip
+    return await ForkedProcess.fork(server, args, env, _absolute(cwd), limit)
+
+
+async def close(proc: Any, timeout: float = 2.0) -> None:
+    """End crow as the ACP SDK's spawn_agent_process does: close stdin, then SIGTERM, then SIGKILL."""
+    with contextlib.suppress(Exception):  # it may be gone already
+        proc.stdin.close()
+        await proc.stdin.wait_closed()
+    for stop in (None, proc.terminate, proc.kill):
+        if stop is not None:
+            stop()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout)
+            return
+
+
+class ForkedProcess:
+    """A forked crow, seen as asyncio.subprocess.Process: pid, returncode, stdin, stdout, wait(), signals."""
+
+    stderr = None
+
+    def __init__(self, pid: int, pidfd: int, reply: socket.socket, stdin: asyncio.StreamWriter,
+                 stdout: asyncio.StreamReader) -> None:  # fmt: skip
+        self.pid, self.stdin, self.stdout = pid, stdin, stdout
+        self._pidfd, self._reply = pidfd, reply
+        self._returncode: int | None = None
+        self._loop = asyncio.get_running_loop()
+        self._exited = self._loop.create_future()
+        self._loop.add_reader(reply, self._poll)
+
+    @classmethod
+    async def fork(cls, control: socket.socket, args: list[str], env: dict, cwd: str, limit: int) -> ForkedProcess:
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        request = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
+        try:
+            fds = array.array("i", [stdin_r, stdout_w, 2, theirs.fileno()])
+            control.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        finally:
+            os.close(stdin_r), os.close(stdout_w), theirs.close()
+        message, fds = await _receive(reply)
+        if not message:
+            raise RuntimeError("the fork server exited; run with CROW_TEST_EXEC=1 to see crow start for real")
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=limit)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdout_r, "rb", 0))
+        transport, protocol = await loop.connect_write_pipe(_PipeWriter, os.fdopen(stdin_w, "wb", 0))
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        return cls(json.loads(message)["pid"], fds[0], reply, writer, reader)
+
+    @property
+    def returncode(self) -> int | None:
+        if self._returncode is None:
+            self._poll()
+        return self._returncode
+
+    async def wait(self) -> int:
+        await asyncio.shield(self._exited)
+        assert self._returncode is not None
+        return self._returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):  # it exited; the status is on its way
+                signal.pidfd_send_signal(self._pidfd, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _poll(self) -> None:
+        """Take the exit status if the fork server sent it (never blocks)."""
+        if self._reply.fileno() < 0:
+            return
+        try:
+            message = self._reply.recv(4096, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        with contextlib.suppress(RuntimeError):  # the test's loop is closed: nothing to unregister
+            self._loop.remove_reader(self._reply)
+        self._reply.close()
+        os.close(self._pidfd)
+        if not message:
+            self._exited.set_exception(RuntimeError(f"the fork server exited before crow {self.pid} did"))
+            return
+        self._returncode = json.loads(message)["returncode"]
+        if not self._exited.done():
+            self._exited.set_result(self._returncode)
+
+
+class _PipeWriter(asyncio.streams.FlowControlMixin):
+    """The write side of the stdin pipe, closable and awaitable like a subprocess's stdin."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._closed = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def _get_close_waiter(self, stream: Any) -> asyncio.Future:
+        return self._closed
+
+
+async def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(sock, lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock)
+    return receive(sock)
+
+
+_control: socket.socket | None = None
+_process: subprocess.Popen | None = None
+_server_python_env: dict[str, str] = {}
+
+
+def _server(env: Mapping[str, str]) -> socket.socket | None:
+    """The control socket of this process's fork server (started on first use); None when crow must exec."""
+    global _control, _process, _server_python_env
+    if _control is None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        server_env = {k: v for k, v in os.environ.items() if not k.startswith(("CROW_", "OPENAI_"))}
+        _process = subprocess.Popen([sys.executable, str(FORKSERVER), str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=server_env)  # fmt: skip
+        theirs.close()
+        atexit.register(_stop)
+        _control, _server_python_env = ours, _python_env(server_env)
+    return _control if _python_env(env) == _server_python_env else None
+
+
+def _stop() -> None:
+    """Close the control socket (the server kills what still runs and exits) and reap the server, so
+    that its CPU time and its children's count in this process's (time -v, getrusage)."""
+    assert _control is not None and _process is not None
+    _control.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        _process.wait(timeout=10)
+
+
+def _absolute(cwd: str | Path | None) -> str:
+    return os.path.abspath(cwd if cwd is not None else os.getcwd())
+
+
+def _python_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables the interpreter reads at start-up: a child forked from a server without them differs."""
+    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
