@@ -203,9 +203,11 @@ async def test_model_faults(crow_home, tmp_path):
 
 
 async def test_model_stalls(crow_home, tmp_path):
-    quick_config(crow_home, "model = 6\nmodel_first_byte = 3\nmodel_idle = 3\n")
+    # Short limits (every stall below is endless, so they cannot make it flaky); the follow-up prompts
+    # answer at once, well inside them.
+    quick_config(crow_home, "model = 3\nmodel_first_byte = 1.5\nmodel_idle = 1.5\n")
     variants: list[tuple[str, list[Entry]]] = [
-        ("drips a chunk a second forever", [Reply(text="drip " * 1000, chunks=1000, delay=1.0)]),
+        ("drips a chunk every half second forever", [Reply(text="drip " * 1000, chunks=1000, delay=0.5)]),
         ("stalls after the first chunk", [Reply(text="one two", chunks=2, delay=60)]),
         ("hangs after the headers", [Fault(hang=True)]),
         ("no headers for a minute", [Reply(text="late", first_delay=60)]),
