@@ -7,6 +7,7 @@ import re
 import signal
 from pathlib import Path
 
+import anyio
 import pytest
 import spawn
 from helpers import RecordingClient, crow_env, run_crow
@@ -18,6 +19,17 @@ def open_fds(pid: int) -> list[str]:
     """What crow's fds point at, numbers and inode numbers left out: ['pipe', 'socket', '/path', ...]."""
     fds = Path(f"/proc/{pid}/fd")
     return sorted(re.sub(r":\[\d+\]$", "", os.readlink(fds / fd)) for fd in os.listdir(fds))
+
+
+async def settled_fds(pid: int) -> list[str]:
+    """open_fds once two readings a moment apart agree (a file crow reads right now is not what we compare)."""
+    before = open_fds(pid)
+    for _ in range(50):
+        await anyio.sleep(0.1)
+        if (now := open_fds(pid)) == before:
+            return now
+        before = now
+    raise AssertionError(f"crow's open fds never settled: {before}")
 
 
 def signal_dispositions(pid: int) -> list[str]:
@@ -34,7 +46,7 @@ async def test_a_forked_crow_holds_what_an_execd_one_holds(tmp_path):
     for exec_ in (False, True):  # the same environment, cwd and arguments, forked then exec'd
         async with run_crow(RecordingClient(), env, cwd=str(work), exec_=exec_) as (conn, proc):
             await conn.new_session(cwd=str(work), mcp_servers=[])
-            seen[exec_] = (open_fds(proc.pid), os.readlink(f"/proc/{proc.pid}/cwd"), os.getpgid(proc.pid), signal_dispositions(proc.pid))
+            seen[exec_] = (await settled_fds(proc.pid), os.readlink(f"/proc/{proc.pid}/cwd"), os.getpgid(proc.pid), signal_dispositions(proc.pid))
             assert isinstance(proc, spawn.ForkedProcess) != exec_
             proc.send_signal(signal.SIGTERM)
             assert await proc.wait() == 0
