@@ -6,10 +6,12 @@ RecordingClient as the editor (multi_support.in_process).
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 from helpers import RecordingClient, text
-from multi_support import functions, in_process, last_user
+from multi_support import functions, in_process, last_user, scripted, serve
 
 from crow_acp.testing import Reply
 
@@ -72,3 +74,24 @@ async def test_a_driver_pattern_gets_the_models_title(crow_home, tmp_path, monke
     assert [s.title for s in listed] == ["Todo app plan"]
     [asked] = models["router"].title_requests
     assert asked["messages"][-1]["content"] == "build a todo app"
+
+
+async def test_over_stdio_a_graph_forks_and_the_fork_loads_with_every_members_history(crow_home, tmp_path):
+    scripts = {name: Reply(text=f"{name.upper()} says so") for name in ("coder", "reviewer", "tester")}
+    client = RecordingClient()
+    async with scripted(**scripts) as models, serve(client, "build", crow_home, models) as conn:
+        with anyio.fail_after(90):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("write add")])
+            fork = (await conn.fork_session(session_id=sid, cwd=str(tmp_path), mcp_servers=[])).session_id
+            assert (await conn.prompt(session_id=fork, prompt=[text("now subtract")])).stop_reason == "end_turn"
+            assert user_texts(models["coder"].requests[-1]) == ["write add", "now subtract"]
+            before = len(client.updates)
+            await conn.load_session(cwd=str(tmp_path), session_id=fork, mcp_servers=[])
+    replayed = client.updates[before:]
+    said = re.findall(r"(CODER|REVIEWER|TESTER) says so", "".join(
+        u.content.text for u in replayed if u.session_update == "agent_message_chunk"
+    ))
+    # Every member's history, before and after the fork. After it, in the order it happened; the copied
+    # part replays member by member (each member's copy is its own transaction: see fork_session).
+    assert sorted(said[:3]) == ["CODER", "REVIEWER", "TESTER"] and said[3:] == ["CODER", "REVIEWER", "TESTER"]

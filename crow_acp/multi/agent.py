@@ -139,7 +139,8 @@ class MultiAgent:
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
     ) -> ForkSessionResponse:
         """A new editor session: every member's session forked (its history so far, the blackboard as
-        it stands), one new graph from then on."""
+        it stands), one new graph from then on. Each member's copy is its own store transaction, so a
+        later session/load replays the copied part member by member, not interleaved as it happened."""
 
         async def fork(member: AcpAgent, sid: str) -> str:
             answer = await member.fork_session(
