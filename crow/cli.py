@@ -149,6 +149,9 @@ def run_terminal(args: argparse.Namespace) -> int:
         raise Exit(USAGE, "the prompt is empty: give it as an argument, or '-' to read it from stdin")
     cwd = resolve_cwd(args.cwd)
     config = load(args.model)
+    from crow_acp.secrets import protect
+
+    protect(config)  # the child's stderr, copied to crow.log and shown with -v, loses any model key here too
     if args.agent is None:  # a custom agent may bring its own models and keys
         try:
             config.api_key()

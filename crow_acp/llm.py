@@ -21,6 +21,7 @@ from .config import Config, ModelProfile
 from .errors import ModelError
 from .events import Usage
 from .model_limits import Deadline, StreamRepair
+from .secrets import dumps, redact_json
 from .text_repair import clean_text, cleaned_copy
 
 if TYPE_CHECKING:
@@ -106,10 +107,12 @@ class OpenAIModelClient:
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion
 
+        # Serialized here as openai would (compact, UTF-8), so that no model key leaves crow in a request.
+        content = dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         return await self._openai().post(
             "/chat/completions",
             cast_to=ChatCompletion,
-            body=body,
+            content=content,
             options={"security": {"bearer_auth": True}},
             stream=True,
             stream_cls=AsyncStream[object],  # object: the client yields each chunk's JSON untouched
@@ -173,7 +176,7 @@ class OpenAIModelClient:
 
         limit = self.config.timeouts.model
         try:
-            params = self._params(messages, [])
+            params = self._params(redact_json(messages), [])
             with anyio.fail_after(limit):  # the whole call, retries included
                 reply = await self._openai().chat.completions.create(
                     **params, extra_body=self.profile.extra_body or None, timeout=limit

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .api import SlashCommand
 from .images import PromptRefused
+from .secrets import redact
 
 if TYPE_CHECKING:
     from .mcp_host import McpServer
@@ -135,7 +136,7 @@ async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
     if not texts:
         mime = next((c.mime_type for c in result.contents if c.mime_type), "")
         return {"type": "resource", "resource": {"uri": uri, "blob": "", "mimeType": mime or "application/octet-stream"}}
-    text = "\n".join(texts)
+    text = redact("\n".join(texts))  # before the cut, which could leave part of a key
     if len(text) > MAX_RESOURCE_CHARS:
         text = text[:MAX_RESOURCE_CHARS] + f"\n[... truncated {len(text) - MAX_RESOURCE_CHARS} characters]"
     return {"type": "resource", "resource": {"uri": uri, "text": text}}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .api import ToolContext
 from .events import ToolResult, ToolView
+from .secrets import redact
 from .tools import infer_kind, safe_name
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def result_text(result: Any) -> str:
     text = "\n".join(part for part in parts if part) or "(the tool returned no output)"
     if result.is_error:
         text = f"Tool error: {text}"
+    text = redact(text)  # before the cut, which could leave part of a key
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[... truncated {len(text) - MAX_RESULT_CHARS} characters]"
     return text

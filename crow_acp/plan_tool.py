@@ -11,6 +11,7 @@ from typing import Any
 
 from .api import ToolContext
 from .events import PlanEntry, ToolResult
+from .secrets import redact
 from .tools import FunctionTool
 
 NAME = "write_plan"  # not update_plan: the planner pattern has its own tool by that name
@@ -59,7 +60,7 @@ def parse_plan(arguments: Any) -> list[PlanEntry]:
         priority = entry.get("priority", "medium")
         if status not in STATUSES or priority not in PRIORITIES:
             raise ValueError(f"step {number}: status is one of {STATUSES}, priority one of {PRIORITIES}")
-        plan.append(PlanEntry(" ".join(content.split())[:MAX_TEXT], status, priority))
+        plan.append(PlanEntry(" ".join(redact(content).split())[:MAX_TEXT], status, priority))  # no part of a key at the cut
     return plan
 
 

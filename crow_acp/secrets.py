@@ -4,12 +4,18 @@ The keys are the variables OPENAI_API_KEY and every profile's `api_key_env`, and
 written in config.toml. `protect(config)` registers them (AcpAgent does, once per process).
 Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
 `child_env()`: the environment without those variables, plus what a server's config passes
-explicitly. `redact()` is the last line of defence for text that reaches the model, the store
-or the logs (a prompt link to a file that happens to hold a key, say).
+explicitly.
+
+No text crow records or sends carries a key value, whoever produced it (a tool, an MCP server, the
+model, an exception): `dumps()` redacts at the three doors everything passes, the ACP wire
+(crow_acp/wire.py), the model requests (crow_acp/llm.py) and the store (crow_acp/store/sql.py); the log
+record factory redacts every log message and traceback. Text that is cut to a length (tool output,
+titles, plan steps) is redacted before the cut, so no part of a key is left at the edge.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -55,23 +61,37 @@ def child_env(base: Mapping[str, str] | None = None, explicit: Mapping[str, str]
     return env
 
 
-def redact(text: str) -> str:
+def redact(text: str, values: frozenset[str] | None = None) -> str:
     """The text with every key value replaced by a marker."""
-    for value in key_values():
+    for value in key_values() if values is None else values:
         if value in text:
             text = text.replace(value, MARK)
     return text
 
 
-def redact_json(value: Any) -> Any:
-    """redact() over every string in a JSON-like value (lists, dicts), which is copied only if needed."""
+def redact_json(value: Any, values: frozenset[str] | None = None) -> Any:
+    """redact() over every string in a JSON-like value (lists, dicts, their keys too): a redacted copy."""
+    values = key_values() if values is None else values
     if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [redact_json(item) for item in value]
+        return redact(value, values)
+    if isinstance(value, list | tuple):
+        return [redact_json(item, values) for item in value]
     if isinstance(value, dict):
-        return {key: redact_json(item) for key, item in value.items()}
+        return {redact(key, values) if isinstance(key, str) else key: redact_json(item, values) for key, item in value.items()}
     return value
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """json.dumps(value, **options) without any key value in it.
+
+    The text is searched (fast, in C); only when a key is there is a redacted copy of the value
+    serialized instead, so the result is valid JSON whatever the key is next to."""
+    text = json.dumps(value, **options)
+    values = key_values()
+    ascii_only = options.get("ensure_ascii", True)
+    if any(value in text or json.dumps(value, ensure_ascii=ascii_only)[1:-1] in text for value in values):
+        text = json.dumps(redact_json(value, values), **options)
+    return text
 
 
 _installed = False
@@ -94,6 +114,10 @@ def _install_log_filter() -> None:
                 return record
             if (cleaned := redact(message)) != message:
                 record.msg, record.args = cleaned, None
+            if record.exc_info and not record.exc_text:  # a key in an exception's message or its locals' repr
+                record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            if record.stack_info:
+                record.stack_info = redact(record.stack_info)
         return record
 
     logging.setLogRecordFactory(redacting)

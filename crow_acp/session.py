@@ -13,6 +13,7 @@ from .api import SlashCommand, Tool
 from .events import Event, Usage
 from .history import EntryMeta, StoredMessage, ToolDisplay
 from .mcp_host import McpHost
+from .secrets import redact
 from .store import SessionStore
 from .text_repair import clean_meta, repair
 
@@ -102,7 +103,7 @@ class Session:
 
     def take_title(self, text: str) -> str | None:
         """Name the session after its first prompt; returns the title when this call set it."""
-        if self.title is not None or not (title := " ".join(text.split())[:80]):
+        if self.title is not None or not (title := " ".join(redact(text).split())[:80]):  # no part of a key at the cut
             return None
         self.title = title
         self.store.update(self.id, title=title)

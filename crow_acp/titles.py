@@ -15,6 +15,7 @@ import anyio
 
 from .errors import CrowError
 from .events import TitleChanged
+from .secrets import redact
 
 if TYPE_CHECKING:
     from .config import TitleConfig
@@ -55,7 +56,7 @@ async def name_session(session: Session, prompt: str, models: Models, config: Ti
     except CrowError as exc:  # the model failed: the prompt's title is good enough
         log.info("no title from the model: %s", exc)
         return
-    title = clean_title(reply)
+    title = clean_title(redact(reply))  # before the cut to MAX_TITLE, which could leave part of a key
     if title is None or session.title != fallback:  # nothing usable, or the title changed meanwhile
         return
     session.title = title

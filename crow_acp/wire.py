@@ -19,6 +19,7 @@ import math
 import re
 from typing import Any
 
+from .secrets import dumps
 from .text_repair import clean_value, cleaned_copy
 
 log = logging.getLogger(__name__)
@@ -208,9 +209,9 @@ def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One line of UTF-8 JSON; anything that would not encode is repaired, never sent broken."""
+    """One line of UTF-8 JSON without crow's model keys; anything that would not encode is repaired, never sent broken."""
     try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
         log.warning("repaired invalid Unicode in an outgoing message")

@@ -21,6 +21,7 @@ from typing import TypeVar
 from crow.exits import FAILED, SETUP, USAGE, Exit
 from crow.run import RunOptions
 from crow.run.view import View
+from crow_acp.secrets import redact
 
 T = TypeVar("T")
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line may carry a whole file's diff
@@ -40,7 +41,7 @@ class Child:
     async def _copy_stderr(self, view: View, verbose: bool) -> None:
         assert self.process.stderr is not None
         while line := await self.process.stderr.readline():
-            text = line.decode("utf-8", "replace").rstrip()
+            text = redact(line.decode("utf-8", "replace").rstrip())
             self.tail.append(text)
             if verbose:  # the child logs to crow.log itself and, with -v, to this pipe too
                 view.log(text)

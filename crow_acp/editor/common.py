@@ -14,7 +14,7 @@ from acp import RequestError
 
 from ..api import ToolContext
 from ..events import ToolResult
-from ..secrets import key_values, redact_json
+from ..secrets import key_values, redact, redact_json
 from .paths import ToolError
 
 MAX_OUTPUT = 30_000
@@ -39,7 +39,8 @@ def client_can(context: ToolContext, capability: ClientCapability) -> bool:
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
-    """Keep the head and the tail (where errors usually are), with a visible marker between."""
+    """Keep the head and the tail (where errors usually are), with a visible marker between; no key in either."""
+    text = redact(text)  # before the cut, which could leave part of a key on either side
     if len(text) <= limit:
         return text
     cut = len(text) - limit

@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from ..history import EntryMeta, StoredMessage
+from ..secrets import dumps, redact
 from .leasing import SqlLeases
 from .protocol import Owner, SessionRecord
 from .worker import Workers
@@ -47,7 +48,7 @@ class SqlStore(SqlLeases):
     # Writes: each one transaction behind the lease fence (SqlLeases._write)
     def create(self, record: SessionRecord, entries: Sequence[StoredMessage] = ()) -> None:
         prompted = int(any(entry.message.get("role") == "user" for entry in entries))
-        args = (record.id, record.cwd, record.title, record.created_at, record.updated_at, _dump(record.data), prompted)
+        args = (record.id, record.cwd, record.title and redact(record.title), record.created_at, record.updated_at, _dump(record.data), prompted)
         rows = [_row(record.id, entry) for entry in entries]
 
         def op(db: Db) -> None:
@@ -75,7 +76,7 @@ class SqlStore(SqlLeases):
         args: list[Any] = [time.time()]
         if title is not None:
             sets.append("title = ?")
-            args.append(title)
+            args.append(redact(title))
         if data is not None:
             sets.append("data = ?")
             args.append(_dump(data))
@@ -152,7 +153,7 @@ def _statement(sql: str, args: tuple[Any, ...]) -> Callable[[Db], Any]:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value)
+    return dumps(value)  # no model key reaches the database, whatever a message or its display holds
 
 
 def _row(session_id: str, entry: StoredMessage) -> tuple[Any, ...]:
