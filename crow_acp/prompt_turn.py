@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 class PromptTurns(SessionControl):
     """Inherits SessionControl: title_session is one of the methods that drive an open session."""
 
+    model_titles: bool = True
+    """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
+    members whose sessions the editor never sees: the graph's title is the entry's."""
     config: Config
     callbacks: CrowCallbacks
     models: Models
@@ -118,7 +121,7 @@ class PromptTurns(SessionControl):
     async def _name(self, session: Session, text: str) -> None:
         if title := session.take_title(text):
             await self._emit(TitleChanged(session.id, title))
-            if self.config.titles.enabled:  # a better one from the model, in the background
+            if self.config.titles.enabled and self.model_titles:  # a better one from the model, in the background
                 self._spawn(name_session(session, text, self.models, self.config.titles))
 
     async def _run_command(self, session: Session, command: SlashCommand, text: str) -> str:

@@ -46,6 +46,9 @@ async def test_a_forked_graph_keeps_every_members_history_and_its_own_blackboard
     assert user_texts(coder[-1]) == ["write add", "now subtract"]  # the fork's coder saw the history so far
     assert last_user(models["reviewer"].requests[-1]) == "CODE" and len(models["reviewer"].requests) == 2
     assert len(models["tester"].requests) == 2  # each member of the fork worked once more
+    # The model names the graph's session (the entry's); the members' sessions nobody sees get no side call.
+    assert len(models["coder"].title_requests) == 1
+    assert models["reviewer"].title_requests == models["tester"].title_requests == []
 
 
 async def test_an_unknown_session_cannot_be_forked(crow_home, tmp_path, monkeypatch):

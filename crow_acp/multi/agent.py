@@ -66,6 +66,7 @@ class MultiAgent:
         self.members = collect_members([entry_agent, *extra])
         for member in self.members:
             member.keep_sessions_open()  # a graph's sessions leave memory together, on close or shutdown
+            member.model_titles = member is self.entry  # no side call to name a session nobody is shown
         self.driver = driver
         self.name = name or self.entry.name
         nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]
