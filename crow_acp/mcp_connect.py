@@ -11,13 +11,13 @@ from .mcp_specs import ServerSpec
 
 def import_client(transport: str) -> None:
     """The MCP client's modules for a transport (seconds on a busy machine: the caller runs this in a thread)."""
-    import mcp.client.stdio
 
     if transport == "sse":
-        import mcp.client.sse
+        pass
     elif transport == "http":
-        import mcp.client.streamable_http
-        import mcp.shared._httpx_utils  # noqa: F401
+        pass
+    if transport in ("sse", "http"):
+        from . import mcp_http  # noqa: F401
 
 
 async def open_client(
@@ -48,13 +48,22 @@ async def _transport(spec: ServerSpec, cwd: str, call_timeout: float, stack: Asy
     if spec.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(spec.url or "", headers=spec.headers, timeout=30, sse_read_timeout=24 * 3600)
+        from .mcp_http import http_client
+
+        return sse_client(
+            spec.url or "",
+            headers=spec.headers,
+            timeout=30,
+            sse_read_timeout=24 * 3600,
+            httpx_client_factory=http_client,
+        )
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from .mcp_http import http_client
 
     timeout = httpx2.Timeout(30, read=call_timeout + 30)
-    http = await stack.enter_async_context(create_mcp_http_client(headers=spec.headers, timeout=timeout))
+    http = await stack.enter_async_context(http_client(headers=spec.headers, timeout=timeout))
     return streamable_http_client(spec.url or "", http_client=http)
 
 

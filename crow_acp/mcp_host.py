@@ -54,6 +54,7 @@ class McpServer(ServerLists):
         self._task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
+        self._told: asyncio.Task[None] | None = None
         self._restart_lock = asyncio.Lock()
 
     @property
@@ -130,6 +131,8 @@ class McpServer(ServerLists):
             else:
                 self._died()
             self._ready.set()
+            if self.died and self.on_change is not None:  # tell the editor now, not at the next turn
+                self._told = asyncio.ensure_future(self.on_change(self))
 
     def _died(self) -> None:
         self.died = self.died or self.status == "ready"

@@ -9,6 +9,8 @@ second chance, and a connection's end is noticed as soon as it happens:
   read, cleaned of invalid Unicode and handed on as the message it is;
 - an answer of the wrong shape (a result that is not an object, an error without its code) becomes
   an error answer for its id, so its call fails at once and says why;
+- a tool list keeps the tools the SDK can read: one tool whose input schema is not an object schema
+  would otherwise fail the whole list, and with it the server's start;
 - anything else (a line of garbage, a JSON array) is dropped, as the SDK would;
 - the end of the stream (the server exited or closed its connection) is reported to `on_end`, so
   a server that died while idle is noticed before its next use.
@@ -49,7 +51,7 @@ async def _forward(read: Any, send: Any, on_end: Callable[[], None]) -> None:
             async for item in read:
                 if isinstance(item, Exception) and (item := recovered(item)) is None:
                     continue
-                await send.send(item)
+                await send.send(_without_broken_tools(item))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return  # crow's own side closed: a close, not the server's end
         on_end()
@@ -74,6 +76,27 @@ def recovered(error: Exception) -> Any:
 _NOTHING = object()
 
 
+def _without_broken_tools(item: Any) -> Any:
+    """A tools/list answer without the tools that do not validate (each one logged)."""
+    from mcp_types import JSONRPCResponse, _v2025_11_25, _v2026_07_28
+    from pydantic import ValidationError
+
+    message = getattr(item, "message", None)
+    if not (isinstance(message, JSONRPCResponse) and isinstance(tools := message.result.get("tools"), list)):
+        return item
+    kept = []
+    for tool in tools:
+        try:
+            for wire in (_v2025_11_25, _v2026_07_28):  # each protocol version's stricter wire model
+                wire.Tool.model_validate(tool, by_name=False)
+            kept.append(tool)
+        except ValidationError as invalid:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            log.warning("MCP tool %.100r left out: %s", name, malformed(invalid).removeprefix("the MCP server's answer was "))
+    message.result["tools"] = kept
+    return item
+
+
 def _sent_value(error: Exception) -> Any:
     """The JSON value the server sent, taken from the SDK's parse error; _NOTHING if it was not JSON."""
     from pydantic import ValidationError
@@ -91,7 +114,7 @@ def _sent_value(error: Exception) -> Any:
     return _NOTHING
 
 
-def _error_answer(value: Any, invalid: Exception) -> Any:
+def _error_answer(value: Any, invalid: Any) -> Any:
     """An error answer for a malformed answer with a usable id; None for anything else."""
     from mcp.shared.message import SessionMessage
     from mcp_types import ErrorData, JSONRPCError
@@ -100,7 +123,16 @@ def _error_answer(value: Any, invalid: Exception) -> Any:
     if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
         log.warning("MCP server sent a malformed message; dropped: %.200s", invalid)
         return None
-    problem = str(invalid).splitlines()
-    detail = "; ".join(line.strip() for line in problem[1:3]) if len(problem) > 1 else str(invalid)
-    error = ErrorData(code=INTERNAL_ERROR, message=f"the MCP server's answer was malformed ({detail[:300]})")
-    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+    message = malformed(invalid, "JSONRPCError" if "error" in value else "JSONRPCResponse")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INTERNAL_ERROR, message=message)))
+
+
+def malformed(invalid: Any, model: str | None = None) -> str:
+    """What was wrong with an answer, from pydantic's ValidationError (only `model`'s part of a union)."""
+    skip = 1 if model else 0
+    problems = [
+        f"{'.'.join(map(str, detail['loc'][skip:])) or 'the message'}: {detail['msg']}"
+        for detail in invalid.errors(include_url=False, include_context=False)
+        if model is None or detail["loc"][:1] == (model,)
+    ]
+    return f"the MCP server's answer was malformed ({'; '.join(problems[:3])[:300]})"

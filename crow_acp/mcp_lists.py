@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from .mcp_host import McpServer, ServerSpec
 
 log = logging.getLogger(__name__)
+MAX_TOOLS = 128
+"""Tools offered from one server: every model request carries them all, and OpenAI refuses more than 128."""
+MAX_PAGES = 100
 
 
 class ServerLists:
@@ -56,11 +59,14 @@ class ServerLists:
 
     async def _list_tools(self) -> list[McpTool]:
         tools, cursor = [], None
-        while True:
+        for _ in range(MAX_PAGES):  # a server whose cursor never ends still starts
             page = await self._client.list_tools(cursor=cursor, cache_mode="refresh")
             tools += [t for t in page.tools if _callable(t)]
-            if not (cursor := page.next_cursor):
-                return [McpTool(self, tool) for tool in tools]  # type: ignore[arg-type]
+            if not (cursor := page.next_cursor) or len(tools) >= MAX_TOOLS:
+                break
+        if len(tools) > MAX_TOOLS:
+            log.warning("MCP server %r lists %d tools; crow offers the first %d", self.spec.name, len(tools), MAX_TOOLS)
+        return [McpTool(self, tool) for tool in tools[:MAX_TOOLS]]  # type: ignore[arg-type]
 
     async def _on_message(self, message: Any) -> None:
         """notifications/*/list_changed: list again in the background; the next model call waits for it."""

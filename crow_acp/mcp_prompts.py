@@ -66,7 +66,7 @@ async def expand(session: Session, blocks: list[dict[str, Any]], text: str) -> l
 
     try:
         result = await server.get_prompt(prompt.name, arguments)
-    except (MCPError, ServerUnavailable, OSError) as exc:
+    except (MCPError, ServerUnavailable, OSError, ValueError) as exc:  # ValueError: a malformed answer
         raise PromptRefused(f"/{name} failed: {exc}") from exc
     roles = {message.role for message in result.messages}
     return [_block(message, labelled=roles != {"user"}) for message in result.messages]
@@ -130,7 +130,7 @@ async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
     uri = link["uri"]
     try:
         result = await server.read_resource(uri)
-    except (MCPError, ServerUnavailable, OSError) as exc:
+    except (MCPError, ServerUnavailable, OSError, ValueError) as exc:  # ValueError: a malformed answer
         return {"type": "text", "text": f"[resource link: {uri} could not be read from {server.spec.name}: {exc}]"}
     texts = [c.text for c in result.contents if isinstance(c, TextResourceContents)]
     if not texts:

@@ -32,6 +32,7 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _ESCAPE = re.compile(
     rb"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)", re.S
 )
+_HIGH_END = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}$")
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _ID = rb'(-?\d{1,30}|"(?:[^"\\]|\\.){0,200}")'
 _ANSWER_HEAD = re.compile(
@@ -41,16 +42,42 @@ _ID_TAIL = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0
 
 
 def repair_line(line: bytes) -> bytes:
-    """One line as valid UTF-8 JSON text as far as bytes can make it; the same object when nothing is wrong."""
+    """One line as valid UTF-8 JSON text as far as bytes can make it; unchanged when nothing is wrong."""
     try:
         line.decode("utf-8")
     except UnicodeDecodeError:
         line = line.decode("utf-8", "replace").encode("utf-8")
     if _CONTROL.search(line):
         line = _CONTROL.sub(lambda m: b"\\u%04x" % m.group()[0], line)
-    if _SURROGATE.search(line):
-        line = _ESCAPE.sub(_lone_to_replacement, line)
-    return line
+    return repair_escapes(line)
+
+
+def repair_escapes(data: bytes) -> bytes:
+    """JSON text with each lone surrogate escape replaced by `\\ufffd` (valid pairs stay).
+
+    `data` must start outside an escape; it may end anywhere (see StreamRepair)."""
+    return _ESCAPE.sub(_lone_to_replacement, data) if _SURROGATE.search(data) else data
+
+
+class StreamRepair:
+    """repair_escapes over a byte stream cut anywhere: an escape (or pair) cut in two waits for its rest."""
+
+    def __init__(self) -> None:
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        data, self._held = self._held + chunk, b""
+        if (first := data.find(b"\\", max(0, len(data) - 12))) >= 0:
+            if _HIGH_END.search(data, 0, first):  # the first half of a pair whose second half is held
+                first -= 6
+            while first > 0 and data[first - 1] == 0x5C:  # back to the start of its run of backslashes,
+                first -= 1  # which is never inside an escape
+            data, self._held = data[:first], data[first:]
+        return repair_escapes(data)
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return repair_escapes(held)
 
 
 def _lone_to_replacement(match: re.Match[bytes]) -> bytes:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .mcp_host import McpServer
 
 MAX_RESULT_CHARS = 100_000
+MAX_DESCRIPTION_CHARS = 8_000
 
 
 class ServerUnavailable(Exception):
@@ -29,7 +30,7 @@ class McpTool:
         self.server = server
         self.remote_name = tool.name
         self.name = safe_name(server.spec.name, tool.name)
-        self.description = tool.description or ""
+        self.description = (tool.description or "")[:MAX_DESCRIPTION_CHARS]  # every request carries it
         self.parameters = dict(tool.input_schema or {})
         hints = tool.annotations
         self.read_only = bool(hints and hints.read_only_hint)
@@ -44,6 +45,9 @@ class McpTool:
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         from mcp import MCPError
+        from pydantic import ValidationError
+
+        from .mcp_inbox import malformed
 
         if self.server.restartable:  # it died since the last call: this is its next use
             await _restart(self.server, context)
@@ -51,6 +55,8 @@ class McpTool:
             result = await self.server.call(self.remote_name, arguments)
         except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:
             return ToolResult(text=f"Tool error: {exc}", is_error=True)
+        except ValidationError as exc:  # the SDK checks the result's shape (and its output schema) after the wire
+            return ToolResult(text=f"Tool error: {malformed(exc)}", is_error=True)
         text = result_text(result)
         images = [(b.mime_type, b.data) for b in result.content if b.type == "image"]
         return ToolResult(text=text, is_error=result.is_error, raw_output=result.structured_content, images=images)

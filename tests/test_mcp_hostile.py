@@ -1,0 +1,222 @@
+"""Hostile MCP servers over ACP stdio: broken bytes, malformed answers, oversized lines, floods,
+deaths mid-call and while idle, absurd tool lists. Whatever the server does, the call ends at once
+with a repaired result or a clear error, the editor sees the call end, the history stays valid and
+the session answers the next prompt.
+
+No assertion waits out a timeout: `timeouts.mcp_call` is 60 s, so a regression that makes a call
+wait for it shows as a hung test (pytest-timeout), never as a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp.schema import HttpMcpServer, McpServerStdio
+from helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
+from history_checks import assert_history_valid, assert_requests_valid
+from test_fault_matrix import report
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+
+pytestmark = pytest.mark.anyio
+WIRE = Path(__file__).resolve().parent / "mcp_servers" / "wire_server.py"
+WIRE_HTTP = WIRE.with_name("wire_http_server.py")
+TOO_BIG = "crow accepts at most 16 MiB in one message, so it was dropped"
+
+
+def wire(name: str = "wire", *args: str) -> McpServerStdio:
+    return McpServerStdio(name=name, command=sys.executable, args=[str(WIRE), *args], env=[])
+
+
+def patient(home: Path) -> None:
+    write_config(home, "max_retries = 0\n[timeouts]\nmcp_call = 60\n")
+
+
+def result_for(model: ScriptedModel, call_id: str) -> str:
+    """The tool result the model was sent for a call."""
+    for request in model.requests:
+        for message in request["messages"]:
+            if message.get("tool_call_id") == call_id:
+                return message["content"]
+    raise AssertionError(f"the model never saw a result for {call_id}")
+
+
+def steps(client: RecordingClient, title: str) -> list[Any]:
+    return [u for u in client.updates if getattr(u, "title", None) == title]
+
+
+def calls(tool: str, mode: str, call_id: str) -> list[Any]:
+    arguments = {"mode": mode} if mode else {}
+    return [Reply(tool_calls=[ToolCall(tool, arguments, id=call_id)]), Reply(text=f"after {call_id}")]
+
+
+async def run_modes(crow_home: Path, cwd: Path, expected: dict[str, tuple[str, str]], matrix_class: str) -> None:
+    """One session; each mode is one prompt whose tool call must end as expected (text, status)."""
+    patient(crow_home)
+    client = RecordingClient()
+    async with ScriptedModel(default=Reply(text="still here")) as model:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[wire()])).session_id
+            for mode, (want, status) in expected.items():
+                model.add(*calls("wire__hostile", mode, mode))
+                reply = await conn.prompt(session_id=sid, prompt=[text(mode)])
+                assert reply.stop_reason == "end_turn", mode
+                seen = result_for(model, mode)
+                assert want in seen, f"{mode}: the model saw {seen[:200]!r}"
+                assert client.tool_updates(mode)[-1].status == status, mode
+            await conn.prompt(session_id=sid, prompt=[text("still there?")])
+            assert client.text().endswith("still here")
+    assert_history_valid(crow_home, sid)
+    assert_requests_valid(model.requests)
+    report(matrix_class, len(expected), "nothing (bad bytes replaced by U+FFFD)")
+
+
+async def test_broken_bytes_are_repaired_at_the_boundary(crow_home, tmp_path):
+    await run_modes(crow_home, tmp_path, {
+        "pair": ("pair \U0001f600 low \ufffd high \ufffd end \\ud800", "completed"),
+        "control": ("nul \x00 bell \x07 end", "completed"),
+        "bad_utf8": ("bad \ufffd\ufffd end", "completed"),
+        "garbage": ("after garbage", "completed"),
+        "duplicate": ("first", "completed"),
+        "flood": ("after the flood", "completed"),
+    }, "MCP stdio: broken bytes, garbage lines, duplicate answers, notification flood")  # fmt: skip
+
+
+async def test_malformed_and_oversized_answers_fail_the_call_at_once(crow_home, tmp_path):
+    await run_modes(crow_home, tmp_path, {
+        "wrong_shape": ("the MCP server's answer was malformed (result: Input should be a valid dictionary)", "failed"),
+        "bad_content": ("the MCP server's answer was malformed (content: Input should be a valid list)", "failed"),
+        "bad_error": ("the MCP server's answer was malformed (error.code", "failed"),
+        "huge": (TOO_BIG, "failed"),
+        "huge_tail": (TOO_BIG, "failed"),
+    }, "MCP stdio: malformed answers, 50 MB answers")  # fmt: skip
+
+
+async def test_a_server_that_dies_mid_call_fails_the_call_at_once_and_restarts_at_its_next_use(crow_home, tmp_path):
+    patient(crow_home)
+    deaths = {"exit": "a", "close_stdout": "b", "orphan": "c"}
+    servers = [wire(name, "--starts", str(tmp_path / f"{name}.starts")) for name in deaths.values()]
+    client = RecordingClient()
+    try:
+        async with ScriptedModel(default=Reply(text="still here")) as model:
+            async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
+                for mode, name in deaths.items():
+                    model.add(*calls(f"{name}__hostile", mode, mode))
+                    await conn.prompt(session_id=sid, prompt=[text(mode)])
+                    assert result_for(model, mode) == f"Tool error: MCP server {name!r} exited during the call"
+                    assert client.tool_updates(mode)[-1].status == "failed"
+                for name in deaths.values():  # each is back for its next use
+                    model.add(*calls(f"{name}__ping", "", f"ping-{name}"))
+                    await conn.prompt(session_id=sid, prompt=[text(f"ping {name}")])
+                    pids = (tmp_path / f"{name}.starts").read_text().split()
+                    assert len(pids) == 2, name
+                    assert result_for(model, f"ping-{name}") == f"pong from {pids[1]}"
+                    assert client.tool_updates(f"ping-{name}")[-1].status == "completed"
+    finally:
+        if (orphan := tmp_path / "orphan.pid").exists():
+            with contextlib.suppress(ProcessLookupError):  # crow may have ended it already
+                os.kill(int(orphan.read_text()), signal.SIGKILL)
+    assert_history_valid(crow_home, sid)
+    assert_requests_valid(model.requests)
+    report("MCP stdio: the server dies mid-call (exits, closes stdout, exits leaving an orphan on stdout)", 3, "nothing")
+
+
+async def test_a_server_that_died_while_idle_is_restarted_before_its_next_use_once(crow_home, tmp_path):
+    patient(crow_home)
+    starts = tmp_path / "starts"
+    client = RecordingClient()
+    down = "MCP server 'wire' is unavailable"
+    async with ScriptedModel(default=Reply(text="still here")) as model:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            with anyio.fail_after(100):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[wire("wire", "--starts", str(starts))])).session_id
+                model.add(*calls("wire__hostile", "then_exit", "last-words"))
+                await conn.prompt(session_id=sid, prompt=[text("answer, then die")])
+                assert result_for(model, "last-words") == "answered; exiting now"
+                await client.wait_for(lambda c: steps(c, down), timeout=60)  # noticed when it exits, between turns
+
+                model.add(*calls("wire__ping", "", "ping"))
+                await conn.prompt(session_id=sid, prompt=[text("ping")])
+                pids = starts.read_text().split()
+                assert len(pids) == 2
+                assert result_for(model, "ping") == f"pong from {pids[1]}"  # the first use after the death just works
+                assert client.tool_updates("ping")[-1].status == "completed"
+                assert steps(client, "Restarted MCP server 'wire'")
+
+                model.add(*calls("wire__hostile", "then_exit", "again"))
+                await conn.prompt(session_id=sid, prompt=[text("and die again")])
+                await client.wait_for(lambda c: len(steps(c, down)) == 2, timeout=60)
+                model.add(*calls("wire__ping", "", "ping-again"))
+                await conn.prompt(session_id=sid, prompt=[text("ping again")])
+                assert client.tool_updates("ping-again")[-1].status == "failed"
+                await conn.prompt(session_id=sid, prompt=[text("still there?")])
+    assert len(starts.read_text().split()) == 2  # restarted once, not in a loop
+    assert not any(name.startswith("wire__") for name in tool_names(model.requests[-1]))
+    assert_history_valid(crow_home, sid)
+    assert_requests_valid(model.requests)
+    report("MCP stdio: the server dies while idle (twice)", 2, "nothing")
+
+
+async def test_absurd_tool_lists_are_bounded(crow_home, tmp_path):
+    patient(crow_home)
+    client = RecordingClient()
+    async with ScriptedModel(default=Reply(text="still here")) as model:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            server = wire("wire", "--tools", "10000", "--bad-schemas")
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
+            model.add(*calls("wire__ping", "", "ping"))
+            await conn.prompt(session_id=sid, prompt=[text("ping")])
+            assert result_for(model, "ping").startswith("pong from ")
+    offered = [name for name in tool_names(model.requests[0]) if name.startswith("wire__")]
+    assert len(offered) == 128  # the first 128 of 10,005; the three with broken schemas are left out
+    assert "wire__string_schema" not in offered and "wire__ping" in offered
+    for tool in model.requests[0]["tools"]:
+        assert tool["function"]["parameters"]["type"] == "object"
+    assert_history_valid(crow_home, sid)
+    assert_requests_valid(model.requests)
+    report("MCP stdio: 10,000 tools, input schemas that are not object schemas", 2, "the tools past 128 are not offered")
+
+
+@contextlib.asynccontextmanager
+async def wire_http() -> Any:
+    """wire_http_server.py on a free port; yields the ACP server entry once it accepts connections."""
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(sys.executable, str(WIRE_HTTP), str(port))
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    assert proc.returncode is None, "the HTTP server exited"
+                    await anyio.sleep(0.05)
+        yield HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{port}/mcp", headers=[])
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def test_remote_answers_with_lone_surrogate_escapes_are_repaired(crow_home, tmp_path):
+    patient(crow_home)
+    client = RecordingClient()
+    async with ScriptedModel(default=Reply(text="still here")) as model, wire_http() as server:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
+            for body in ("json", "sse"):  # streamable HTTP: a JSON body, and an event stream
+                model.add(*calls("web__hostile", body, body))
+                await conn.prompt(session_id=sid, prompt=[text(body)])
+                assert result_for(model, body) == "lone \ufffd half, pair \U0001f600"
+                assert client.tool_updates(body)[-1].status == "completed"
+    assert_history_valid(crow_home, sid)
+    assert_requests_valid(model.requests)
+    report("MCP streamable HTTP: lone surrogate escapes in a JSON body and in an event stream", 2, "nothing")
