@@ -65,8 +65,7 @@ def recovered(error: Exception) -> Any:
 
     value = _sent_value(error)
     if value is _NOTHING:
-        log.warning("MCP server sent a message crow cannot read: %.200s", error)
-        return None
+        return _unreadable_answer(error)
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_python(clean_value(value), by_name=False))
     except ValidationError as invalid:
@@ -74,6 +73,31 @@ def recovered(error: Exception) -> Any:
 
 
 _NOTHING = object()
+
+
+def _unreadable_answer(error: Exception) -> Any:
+    """An error answer for text that is no JSON at all (cut short, nested too deep) but starts like an answer."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+    from pydantic import ValidationError
+
+    from .mcp_relay import KEEP, answer_id
+
+    detail = (
+        next((d for d in error.errors() if d["type"] == "json_invalid"), None)
+        if isinstance(error, ValidationError)
+        else None
+    )
+    text = detail and detail.get("input")
+    raw = text.encode("utf-8", "replace") if isinstance(text, str) else text if isinstance(text, bytes) else b""
+    if not (found := answer_id(raw[:KEEP], raw[-KEEP:])):
+        log.warning("MCP server sent a message crow cannot read: %.200s", error)
+        return None
+    message = f"the MCP server's answer could not be read ({detail['msg'][:200] if detail else 'not JSON'})"
+    request_id = json.loads(found)
+    return SessionMessage(
+        JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INTERNAL_ERROR, message=message))
+    )
 
 
 def _without_broken_tools(item: Any) -> Any:
@@ -92,7 +116,9 @@ def _without_broken_tools(item: Any) -> Any:
             kept.append(tool)
         except ValidationError as invalid:
             name = tool.get("name") if isinstance(tool, dict) else None
-            log.warning("MCP tool %.100r left out: %s", name, malformed(invalid).removeprefix("the MCP server's answer was "))
+            log.warning(
+                "MCP tool %.100r left out: %s", name, malformed(invalid).removeprefix("the MCP server's answer was ")
+            )
     message.result["tools"] = kept
     return item
 
@@ -124,7 +150,9 @@ def _error_answer(value: Any, invalid: Any) -> Any:
         log.warning("MCP server sent a malformed message; dropped: %.200s", invalid)
         return None
     message = malformed(invalid, "JSONRPCError" if "error" in value else "JSONRPCResponse")
-    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INTERNAL_ERROR, message=message)))
+    return SessionMessage(
+        JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INTERNAL_ERROR, message=message))
+    )
 
 
 def malformed(invalid: Any, model: str | None = None) -> str:

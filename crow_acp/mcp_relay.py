@@ -86,13 +86,17 @@ def _lone_to_replacement(match: re.Match[bytes]) -> bytes:
     return b"\\ufffd" if len(escape) == 6 and escape[1:3].lower() == b"ud" else escape
 
 
+def answer_id(head: bytes, tail: bytes) -> bytes | None:
+    """The JSON id of an answer (not a request) from the first and last bytes of its line, if there."""
+    if not (answer := _ANSWER_HEAD.match(head)):
+        return None  # a request or notification from the server, or garbage
+    return answer.group(1) or ((match := _ID_TAIL.search(tail)) and match.group(1)) or None
+
+
 def dropped_answer(head: bytes, tail: bytes, size: int) -> bytes | None:
     """The error answer that replaces an oversized line, when the line was an answer with a findable id."""
-    if not (answer := _ANSWER_HEAD.match(head)):
-        return None  # a request or notification from the server, or garbage: dropped without a word
-    found = answer.group(1) or ((match := _ID_TAIL.search(tail)) and match.group(1))
-    if not found:
-        return None
+    if not (found := answer_id(head, tail)):
+        return None  # dropped without a word
     message = (
         f"the MCP server's answer was {size / 1048576:.0f} MiB or more; crow accepts at most "
         f"{MAX_LINE // 1048576} MiB in one message, so it was dropped"
@@ -132,7 +136,7 @@ class LineRelay:
         if self._size <= self.max_line:
             self._parts.append(piece)
             return
-        if self._parts:  # the line just grew too long: keep only its two ends from now on
+        if self._size - len(piece) <= self.max_line:  # this piece made it too long: keep only its two ends
             whole = b"".join(self._parts) + piece
             self._head, self._tail, self._parts = whole[:KEEP], whole[-KEEP:], []
         else:

@@ -95,9 +95,11 @@ async def test_malformed_and_oversized_answers_fail_the_call_at_once(crow_home, 
         "wrong_shape": ("the MCP server's answer was malformed (result: Input should be a valid dictionary)", "failed"),
         "bad_content": ("the MCP server's answer was malformed (content: Input should be a valid list)", "failed"),
         "bad_error": ("the MCP server's answer was malformed (error.code", "failed"),
+        "truncated": ("the MCP server's answer could not be read (Invalid JSON: EOF while parsing", "failed"),
+        "deep": ("the MCP server's answer could not be read (Invalid JSON: recursion limit exceeded", "failed"),
         "huge": (TOO_BIG, "failed"),
         "huge_tail": (TOO_BIG, "failed"),
-    }, "MCP stdio: malformed answers, 50 MB answers")  # fmt: skip
+    }, "MCP stdio: malformed answers (wrong shapes, cut short, nested 100,000 deep), 50 MB answers")  # fmt: skip
 
 
 async def test_a_server_that_dies_mid_call_fails_the_call_at_once_and_restarts_at_its_next_use(crow_home, tmp_path):

@@ -84,3 +84,11 @@ def test_a_streamed_body_is_repaired_the_same_however_it_is_cut(cuts):
     out.append(repair.flush())
     assert b"".join(out) == repair_escapes(body)
     assert json.loads(b"".join(out)) == {"a": "\U0001f600\U0001f600 \\\\\\ud800 \\\ufffd \ufffd", "b": "\ufffd\\ud83d\\ude00\ufffd"}
+
+
+def test_an_oversized_line_in_one_piece_is_dropped_too():
+    out: list[bytes] = []
+    relay = LineRelay(out.append, max_line=KEEP)
+    relay.feed(answer(b"y" * 3 * KEEP) + b"\n" + answer(b"next") + b"\n")
+    assert json.loads(out[0])["id"] == 7 and "error" in json.loads(out[0])
+    assert parsed_text(out[1]) == "next"

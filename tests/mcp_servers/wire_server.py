@@ -7,6 +7,8 @@ SDK server never would). Tools: `ping` (answers with its process id) and `hostil
     garbage       a line of binary garbage and a JSON array, then the answer
     huge          a 50 MB answer, its id first
     huge_tail     a 50 MB answer, its id last (the TypeScript SDK's key order)
+    truncated     an answer line cut short
+    deep          an answer nested 100,000 levels deep
     wrong_shape   a result that is a string
     bad_content   a result whose content is not a list
     bad_error     an error whose code is not a number
@@ -75,6 +77,10 @@ def call(request_id: object, mode: str) -> None:
         write(answer(request_id, b'"' + b"h" * HUGE + b'"'))
     elif mode == "huge_tail":
         write(b'{"result": {"content": [{"type": "text", "text": "' + b"t" * HUGE + b'"}]}, "jsonrpc": "2.0", "id": ' + rid + b"}\n")
+    elif mode == "truncated":
+        write(answer(request_id, b'"cut short')[:-10] + b"\n")
+    elif mode == "deep":
+        write(answer(request_id, b'"x", "deep": ' + b"[" * 100_000 + b"]" * 100_000))
     elif mode == "wrong_shape":
         send({"jsonrpc": "2.0", "id": request_id, "result": "a string"})
     elif mode == "bad_content":
