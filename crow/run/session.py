@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, Implementation
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from crow.exits import FAILED, OK, STOPPED, USAGE, Exit
 from crow.run import RunOptions
@@ -17,6 +17,10 @@ from crow.run.client import TerminalClient
 from crow.run.view import View
 
 NOT_FOUND = -32002
+CAPABILITIES = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False)
+"""What `crow run` serves: neither `fs` nor `terminal` (TerminalClient has no such methods). The terminal user's
+disk is crow's own, so crow reads, writes and runs commands locally, each write and command behind this client's
+permission prompt, exactly as the tools work without an editor."""
 
 
 async def drive(options: RunOptions, view: View, process: asyncio.subprocess.Process) -> int:
@@ -37,7 +41,7 @@ async def drive(options: RunOptions, view: View, process: asyncio.subprocess.Pro
 
 async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn: Any, child: Child) -> int:
     await child.call(conn.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
+        protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES,
         client_info=Implementation(name="crow-run", version="0"),
     ))
     sid = await _open_session(options, client, conn, child)
