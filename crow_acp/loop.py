@@ -238,7 +238,8 @@ async def _outcome(
         return placeholder(call), ToolResult(f"Invalid tool arguments: {call.problem}", is_error=True), False
     if tool is None:
         names = ", ".join(t.name for t in session.tools()) or "none"
-        return placeholder(call), ToolResult(f"Unknown tool {call.name!r}. Available: {names}", is_error=True), False
+        text = session.mcp.unavailable(call.name) or f"Unknown tool {call.name!r}. Available: {names}"
+        return placeholder(call), ToolResult(text, is_error=True), False
     context = ToolContext(access, call.id, session.client, session.client_capabilities)
     gate = await before_tool(turn, call, tool, context)
     if gate.result is not None:

@@ -137,8 +137,11 @@ class McpServer(ServerLists):
     def _died(self) -> None:
         self.died = self.died or self.status == "ready"
         restart = self.spec.transport == "stdio" and self.restarts == 0
-        self._fail("the server stopped; crow restarts it once, at its next use" if restart and self.died
-                   else "the server closed its connection")
+        if restart and self.died:
+            self._fail("the server stopped; crow restarts it once, at its next use")
+        else:
+            again = self.died and self.restarts  # not again: a server that keeps dying is not restarted in a loop
+            self._fail("the server stopped again after crow restarted it" if again else "the server closed its connection")
 
     def _connection_ended(self) -> None:
         """The server's side ended (it exited, or closed its connection) while crow still used it."""
@@ -243,6 +246,13 @@ class McpHost:
         tools = [tool for server in self.servers if server.status == "ready" or server.restartable for tool in server.tools]
         unique_names(tools)
         return tools
+
+    def unavailable(self, tool_name: str) -> str | None:
+        """Why a tool of a failed server (no longer offered) cannot be called; None for any other name."""
+        for server in self.failures():
+            if any(tool.name == tool_name for tool in server.tools):
+                return f"Tool error: MCP server {server.spec.name!r} is not available: {server.error}"
+        return None
 
     def ready(self) -> list[McpServer]:
         return [server for server in self.servers if server.status == "ready"]

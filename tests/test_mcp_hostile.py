@@ -160,6 +160,9 @@ async def test_a_server_that_died_while_idle_is_restarted_before_its_next_use_on
                 model.add(*calls("wire__ping", "", "ping-again"))
                 await conn.prompt(session_id=sid, prompt=[text("ping again")])
                 assert client.tool_updates("ping-again")[-1].status == "failed"
+                assert result_for(model, "ping-again") == (
+                    "Tool error: MCP server 'wire' is not available: the server stopped again after crow restarted it"
+                )
                 await conn.prompt(session_id=sid, prompt=[text("still there?")])
     assert len(starts.read_text().split()) == 2  # restarted once, not in a loop
     assert not any(name.startswith("wire__") for name in tool_names(model.requests[-1]))
