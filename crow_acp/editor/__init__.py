@@ -25,7 +25,7 @@ class EditorTools:
         self.include = include
 
     def tools(self, workspace: Workspace) -> list[Any]:
-        from .files import file_tools
+        from .file_tools import file_tools
         from .search import search_tools
         from .terminal import terminal_tools
 

@@ -1,4 +1,5 @@
-"""read_file, write_file and edit_file: through the editor's fs/* methods when it offers them.
+"""Reading and writing a workspace file for the file tools (file_tools.py): through the editor's fs/*
+methods when it offers them, else on disk, confined to the workspace.
 
 Reads through the client see unsaved buffers; writes through it land in Zed's review panel. The
 diff shown in the tool call carries the real old text, read the same way just before the write.
@@ -10,18 +11,14 @@ import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from acp import RequestError, tool_diff_content
+from acp import RequestError
 
 from ..api import ToolContext
-from ..events import ToolResult
-from ..tools import FunctionTool
-from .common import MAX_OUTPUT, Stopped, client_can, client_error, guarded, int_arg, off_loop
+from .common import MAX_OUTPUT, Stopped, client_can, client_error, off_loop
 from .confined import check_regular
 from .paths import ToolError, Workspace
 
-PATH = {"type": "string", "description": "File path, relative to the working directory or absolute."}
 DEFAULT_LINES = 2000
 """Lines read_file returns when the model gives no limit."""
 MAX_LINE_BYTES = 2000
@@ -166,112 +163,6 @@ async def write_text(ws: Workspace, path: str, text: str, context: ToolContext) 
             raise client_error(f"write {ws.display(path)}", exc) from exc
         return
     await off_loop(lambda stop: ws.confined.write(path, text.encode("utf-8")))
-
-
-def file_tools(ws: Workspace) -> list[FunctionTool]:
-    def title(verb: str):
-        return lambda args: f"{verb} {ws.display(str(args.get('path') or '?'))}"
-
-    def locations(args: dict[str, Any]) -> tuple[str, ...]:
-        return (ws.lexical(str(args["path"])),) if args.get("path") else ()
-
-    @guarded
-    async def read_file(args: dict[str, Any], context: ToolContext) -> ToolResult:
-        path = ws.resolve(str(args["path"]))
-        line, limit = int_arg(args, "line", None), int_arg(args, "limit", None)
-        real, part = await read_text(ws, path, context, line, limit)
-        if not part.text:
-            return ToolResult(f"(no lines from line {line})" if line else f"({ws.display(real)} is empty)")
-        hint = f"\n[... more lines follow: pass line={part.next_line} to read on ...]" if part.next_line else ""
-        return ToolResult(part.text + hint)
-
-    async def planned_write(args: dict[str, Any], context: ToolContext) -> tuple[str, str | None, str, str]:
-        new = str(args["content"])
-        path, old = await old_text(ws, ws.resolve(str(args["path"])), context)
-        verb = "Created" if old is None else "Wrote"
-        return path, old, new, f"{verb} {ws.display(path)} ({len(new.splitlines())} lines)."
-
-    async def planned_edit(args: dict[str, Any], context: ToolContext) -> tuple[str, str | None, str, str]:
-        find, replace = str(args["old_string"]), str(args["new_string"])
-        path, old = await old_text(ws, ws.resolve(str(args["path"])), context)
-        new, count = replaced(ws.display(path), old, find, replace, bool(args.get("replace_all")))
-        plural = "s" if count > 1 else ""
-        return path, old, new, f"Edited {ws.display(path)} ({count} replacement{plural})."
-
-    def applying(plan):  # the change is planned again at run time: the buffer may have moved on
-        @guarded
-        async def run(args: dict[str, Any], context: ToolContext) -> ToolResult:
-            path, old, new, summary = await plan(args, context)
-            await write_text(ws, path, new, context)
-            return ToolResult(summary, content=[tool_diff_content(path, new, old)])
-
-        return run
-
-    def previewing(plan):
-        @guarded
-        async def preview(args: dict[str, Any], context: ToolContext) -> ToolResult:
-            path, old, new, _ = await plan(args, context)
-            return ToolResult("preview", content=[tool_diff_content(path, new, old)])
-
-        return preview
-
-    write_file, edit_file = applying(planned_write), applying(planned_edit)
-
-    return [
-        FunctionTool(
-            "read_file",
-            "Read a text file (the editor's unsaved version when there is one). "
-            "`line` (1-based) and `limit` (number of lines) read part of a large file.",
-            {
-                "type": "object",
-                "properties": {
-                    "path": PATH,
-                    "line": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
-                },
-                "required": ["path"],
-            },
-            read_file,
-            read_only=True,
-            kind="read",
-            title=title("Read"),
-            locations=locations,
-        ),
-        FunctionTool(
-            "write_file",
-            "Create a file or replace its whole content. Prefer edit_file for changes to existing files.",
-            {
-                "type": "object",
-                "properties": {"path": PATH, "content": {"type": "string", "description": "The complete new file content."}},
-                "required": ["path", "content"],
-            },
-            write_file,
-            kind="edit",
-            title=title("Write"),
-            locations=locations,
-            previewer=previewing(planned_write),
-        ),
-        FunctionTool(
-            "edit_file",
-            "Replace an exact string in a file. old_string must match the file exactly (whitespace included) "
-            "and occur once, unless replace_all is true. Read the file first.",
-            {
-                "type": "object",
-                "properties": {
-                    "path": PATH,
-                    "old_string": {"type": "string", "description": "The exact text to replace."},
-                    "new_string": {"type": "string", "description": "The text to put in its place."},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence.", "default": False},
-                },
-                "required": ["path", "old_string", "new_string"],
-            },
-            edit_file,
-            kind="edit",
-            title=title("Edit"),
-            locations=locations,
-            previewer=previewing(planned_edit),
-        ),
-    ]
 
 
 def replaced(name: str, text: str | None, find: str, replace: str, replace_all: bool) -> tuple[str, int]:
