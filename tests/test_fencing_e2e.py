@@ -185,3 +185,4 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
     assert "a's late answer" not in json.dumps(sessions.messages(sid))
     log = (crow_home / "logs" / "crow.log").read_text()
     assert log.count(TAKEN_OVER) == 1, "logged once, by A"
+    assert "Traceback" not in log

@@ -8,14 +8,17 @@ history is exactly B's.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 import test_store
 from test_store import entry, session
 
-from crow_acp.store import LeaseLost, SessionBusy
+from crow_acp.store import LeaseLost, Owner, SessionBusy
+from crow_acp.store.postgres import PostgresStore
 
 stores = test_store.stores  # the fixture: a factory of stores on one database, once per backend
 
@@ -184,3 +187,41 @@ async def test_writes_racing_a_takeover_never_interleave(stores):
     stored = contents(await b.load("s1"))
     assert [c for _, c, _ in stored] == [f"a{n}" for n in range(1, taken_at + 1)] + [f"b{n}" for n in range(taken_at + 1, taken_at + 4)]
     assert written > taken_at, "A kept writing after the takeover, and none of it landed"
+
+
+async def test_an_owner_stalled_inside_a_write_holds_up_a_takeover_only_as_long_as_a_lease(postgres):
+    """PostgreSQL: A freezes between two statements of a write transaction, holding its lease row's lock.
+    The server ends that transaction (idle_in_transaction_session_timeout), so B's takeover goes on;
+    A's half-done write is rolled back, and its next one is refused."""
+    url = postgres.new_database()
+    a = PostgresStore(url, owner=Owner("machine-a", 1, "1", "token-a"), lease_ttl=1, connections=1)
+    b = PostgresStore(url, owner=Owner("machine-b", 1, "1", "token-b"), lease_ttl=1, connections=1)
+    try:
+        a.create(session("s1"))
+        await a.acquire("s1")
+        stalled, resume = threading.Event(), threading.Event()
+
+        def stall(db: Any) -> None:  # as a SIGSTOP between two statements would
+            with db.transaction():
+                db.execute("SELECT 1 FROM leases WHERE session_id = ? FOR UPDATE", ("s1",))
+                db.execute("UPDATE sessions SET title = 'half-done' WHERE id = ?", ("s1",))
+                stalled.set()
+                resume.wait(120)
+                db.execute("SELECT 1")
+
+        pending = asyncio.ensure_future(a.workers.of("s1").call(stall))
+        await anyio.to_thread.run_sync(stalled.wait)
+        with anyio.fail_after(60):  # without the server's limit: until A wakes, which it never does here
+            await expire(b, "s1")
+            await b.acquire("s1")
+        resume.set()
+        with pytest.raises(psycopg.Error):
+            await pending
+        a.append("s1", entry(1, "user", "a wakes up"))
+        with pytest.raises(LeaseLost):
+            await a.flush("s1")
+        assert (await b.get("s1")).title is None and await b.load("s1") == []
+    finally:
+        resume.set()
+        await a.close()
+        await b.close()

@@ -18,6 +18,7 @@ from .worker import Workers
 
 CONNECTIONS = 4
 MIGRATION_LOCK = 0x63726F77  # "crow": servers starting together migrate one at a time
+STALL_FLOOR = 5.0
 
 
 class PostgresDb:
@@ -27,10 +28,11 @@ class PostgresDb:
     # both take this per-session lock, so one waits for the other's commit.
     lock_session = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, stall_limit: float = 30.0) -> None:
         import psycopg
 
         self.url = url
+        self.stall_limit = stall_limit
         self.errors = (psycopg.OperationalError, psycopg.InterfaceError)
         self.conn = self._connect()
         with self.conn.transaction():
@@ -45,6 +47,11 @@ class PostgresDb:
             # so a killed crow loses nothing it wrote; only a crash of the database server itself may
             # lose its last fraction of a second (wal_writer_delay). A message costs no fsync.
             conn.execute("SET synchronous_commit = off")
+            # A crow that stalls inside a write transaction (SIGSTOP, asleep, partitioned) holds its lease
+            # row's lock, and a takeover would wait for it forever: the server ends such a transaction
+            # once it has stalled as long as a lease lasts (5 s at least: a busy process's thread may pause
+            # between two statements). Its write is rolled back; the fence refuses the rest.
+            conn.execute(f"SET idle_in_transaction_session_timeout = {int(max(self.stall_limit, STALL_FLOOR) * 1000)}")
             return conn
         except psycopg.Error as exc:
             raise StoreError(f"cannot connect to the session database: {exc}") from exc
@@ -85,5 +92,5 @@ class PostgresStore(SqlStore):
 
     def __init__(self, url: str, *, owner: Owner | None = None, lease_ttl: float = 30.0, connections: int = CONNECTIONS) -> None:
         self.url = url
-        workers: Workers[Any] = Workers(lambda: PostgresDb(url), PostgresDb.close, connections, "crow-postgres")
+        workers: Workers[Any] = Workers(lambda: PostgresDb(url, lease_ttl), PostgresDb.close, connections, "crow-postgres")
         super().__init__(workers, owner=owner, lease_ttl=lease_ttl)
