@@ -8,6 +8,7 @@ relative to that same fd, so no file outside the roots is ever opened for writin
 
 Only regular files are read or written: FIFOs, devices and sockets are refused after an
 O_NONBLOCK open (a FIFO would block the read forever), and so is anything on /proc, /sys or /dev.
+A file with several hard links is read but never written (see refuse_hard_linked).
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ def check_regular(path: str, st: os.stat_result) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise ToolError(f"{path} is not a regular file.")
     _refuse_special(path, st)
+
+
+def refuse_hard_linked(path: str, st: os.stat_result) -> None:
+    """Writes refuse a file with several hard links: its other names may lie outside the roots, and an
+    editor writing in place (through ACP's fs) would change them all. Crow's own write would not (it
+    renames a new file over the name), but it would quietly break the link; the user decides instead."""
+    if st.st_nlink > 1:
+        raise ToolError(
+            f"{path} has {st.st_nlink} hard links; crow does not write a hard-linked file, whose other names may lie "
+            "outside the workspace. To change only this name, give it its own copy first: cp FILE FILE.new && mv FILE.new FILE."
+        )
 
 
 class Confined:
@@ -155,6 +167,14 @@ class Confined:
                 parent.close()
         raise ToolError(f"{path}: too many levels of symbolic links.")
 
+    def writable(self, path: str) -> tuple[str, os.stat_result | None]:
+        """The real path a write would replace, and its lstat if it exists: a regular file with one link."""
+        real, st = self.real_path(path)
+        if st is not None:
+            check_regular(real, st)
+            refuse_hard_linked(real, st)
+        return real, st
+
     def open_file(self, path: str) -> tuple[int, str]:
         """A read-only fd of a regular file inside the roots, and its real path."""
         original, linked_from = path, None
@@ -220,6 +240,7 @@ class Confined:
                     continue
                 if st is not None:
                     check_regular(parent.path, st)
+                    refuse_hard_linked(parent.path, st)
                 _replace(parent, data, stat.S_IMODE(st.st_mode) if st else None)
                 return parent.path
             finally:

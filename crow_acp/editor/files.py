@@ -122,7 +122,7 @@ async def old_text(ws: Workspace, path: str, context: ToolContext) -> tuple[str,
 
     A file that does not exist on disk is new: the editor is not asked, since a failing
     fs/read_text_file shows up in its log as an error."""
-    real, st = await off_loop(_existing_regular, ws, path)
+    real, st = await off_loop(lambda stop: ws.confined.writable(path))
     if st is None:
         return real, None
     if st.st_size > MAX_EDIT_BYTES:
@@ -157,6 +157,7 @@ def _whole_local(ws: Workspace, path: str, stop: threading.Event) -> str:
 async def write_text(ws: Workspace, path: str, text: str, context: ToolContext) -> None:
     """Write a real path (from old_text): through the editor's review panel, or atomically on disk."""
     if client_can(context, "write_text_file"):
+        await off_loop(lambda stop: ws.confined.writable(path))  # again, right before the editor writes: it may write in place
         try:
             await context.client.write_text_file(session_id=context.session.session_id, path=path, content=text)
         except RequestError as exc:

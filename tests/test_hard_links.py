@@ -1,0 +1,99 @@
+"""Hard links (README, Confinement): a file inside the roots that is a hard link to a file outside is read
+like any file, by read_file and by a prompt link alike, but never written or edited, locally or through
+the editor. And crow's own write (a new file renamed over the name) never changes an outside inode,
+even when a regular file is swapped for a hard link to outside between crow's check and its write."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+
+import pytest
+from acp.schema import ResourceContentBlock
+from editor_support import EDITOR_CAPS, EditorClient, asked, results
+from helpers import RecordingClient, crow_env, run_crow, text
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("capabilities", [None, EDITOR_CAPS], ids=["local", "client"])
+async def test_a_hard_link_to_outside_is_read_but_never_written(tmp_path, capabilities):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir(), outside.mkdir()
+    (outside / "shared.txt").write_text("OUTSIDE TEXT\n")
+    os.link(outside / "shared.txt", work / "linked.txt")
+    calls = [
+        ToolCall("read_file", {"path": "linked.txt"}, id="read"),
+        ToolCall("write_file", {"path": "linked.txt", "content": "replaced\n"}, id="write"),
+        ToolCall("edit_file", {"path": "linked.txt", "old_string": "OUTSIDE", "new_string": "CHANGED"}, id="edit"),
+    ]
+    client = EditorClient({str(work / "linked.txt"): "OUTSIDE TEXT\n"})
+    link = ResourceContentBlock(type="resource_link", name="linked.txt", uri=(work / "linked.txt").as_uri())
+    with ScriptedModel([Reply(tool_calls=[call]) for call in calls], default=Reply(text="done")) as model:
+        async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=capabilities) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            response = await conn.prompt(session_id=session.session_id, prompt=[text("go"), link])
+            assert response.stop_reason == "end_turn"
+    got = results(model)
+    assert got["read"].startswith("OUTSIDE TEXT")
+    assert "OUTSIDE TEXT" in model.requests[0]["messages"][-1]["content"]  # the prompt link: read, as read_file reads
+    for refused in ("write", "edit"):
+        assert "has 2 hard links; crow does not write a hard-linked file" in got[refused]
+    assert asked(client) == []  # refused before anyone is asked to allow it
+    assert client.called("write_text_file") == []
+    assert (outside / "shared.txt").read_text() == "OUTSIDE TEXT\n"
+    assert os.stat(work / "linked.txt").st_ino == os.stat(outside / "shared.txt").st_ino  # the link is as it was
+
+
+SWAPPER = textwrap.dedent(
+    """
+    import os, sys, time
+    victim, outside, stop = sys.argv[1:4]
+    swaps = 0
+    while not os.path.exists(stop):
+        try:
+            os.link(outside, victim + ".lnk")
+            os.replace(victim + ".lnk", victim)      # now a hard link to outside
+            time.sleep(0.001)
+            with open(victim + ".reg", "w") as f:
+                f.write("inside\\n")
+            os.replace(victim + ".reg", victim)      # a file of its own again
+            time.sleep(0.003)                        # long enough for some writes to pass the check
+        except OSError:
+            pass
+        swaps += 1
+    print(swaps)
+    """
+)
+
+
+async def test_swapping_in_a_hard_link_to_outside_never_changes_outside(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir(), outside.mkdir()
+    (outside / "target.txt").write_text("untouched\n")
+    victim, stop = work / "victim.txt", tmp_path / "stop"
+    victim.write_text("inside\n")
+    swapper = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SWAPPER, str(victim), str(outside / "target.txt"), str(stop), stdout=asyncio.subprocess.PIPE
+    )
+    rounds, per_round = 6, 12
+    writes = [[ToolCall("write_file", {"path": "victim.txt", "content": f"written {r}-{i}\n"}, id=f"w{r}-{i}")
+               for i in range(per_round)] for r in range(rounds)]  # fmt: skip
+    try:
+        with ScriptedModel([Reply(tool_calls=calls) for calls in writes], default=Reply(text="done")) as model:
+            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+                session = await conn.new_session(cwd=str(work), mcp_servers=[])
+                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
+    finally:
+        stop.touch()
+        swaps = int((await swapper.communicate())[0])
+    assert swaps > 0
+    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(answers) == rounds * per_round
+    assert any(answer.startswith("Wrote victim.txt") for answer in answers)  # some writes went through
+    assert (outside / "target.txt").read_text() == "untouched\n"  # and none of them reached the outside inode
+    assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]
