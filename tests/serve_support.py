@@ -29,14 +29,20 @@ class Served:
     def ws(self) -> str:
         return self.url.replace("http://", "ws://") + "/acp"
 
+    async def stop(self) -> int:
+        """SIGTERM, as a service manager stops it: the server drains and exits."""
+        if self.proc.returncode is None:
+            self.proc.terminate()
+        return await self.proc.wait()
+
 
 @asynccontextmanager
-async def crow_serve(env: dict[str, str], *args: str) -> AsyncIterator[Served]:
-    """`python -m crow serve ARGS` on a free port, once /health answers 200."""
+async def crow_serve(env: dict[str, str], *args: str, python_args: tuple[str, ...] = ()) -> AsyncIterator[Served]:
+    """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200."""
     for _ in range(3):  # another process may take the free port first
         port = free_port()
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
+            sys.executable, *python_args, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
         )
         if await _healthy(proc, f"http://127.0.0.1:{port}"):
             break

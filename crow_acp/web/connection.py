@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from acp._transport import memory_transport_pair
 from acp.agent.connection import AgentSideConnection
@@ -23,15 +23,22 @@ from acp.http.protocol import message_id_key, session_id_from_params
 from acp.http.server import AcpServer, ConnectionRegistry, ConnectionState, OutboundStream, PostResult
 from acp.meta import AGENT_METHODS
 
-from ..agent import AcpAgent
-
 REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
+PROMPT = AGENT_METHODS["session_prompt"]
+
+
+class ServedAgent(Protocol):
+    """What a connection serves: an AcpAgent or a MultiAgent (with the ACP handlers the SDK routes to)."""
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None: ...
+
+    async def shutdown(self) -> None: ...
 
 
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: AcpAgent, max_requests: int, *, multiplex: bool = False) -> None:
+    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, *, multiplex: bool = False) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = memory_transport_pair()
@@ -49,6 +56,8 @@ class CrowConnection(ConnectionState):
         self._reopening: dict[str, str] = {}
         self.in_flight: set[str] = set()
         """Ids of the client's requests not yet answered (the request limit counts them)."""
+        self.prompts: dict[str, str] = {}
+        """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
         self._registered: dict[str, asyncio.Event] = {}
 
@@ -68,6 +77,8 @@ class CrowConnection(ConnectionState):
                 return
             self.in_flight.add(key)
             session_id = session_id_from_params(message.get("params"))
+            if message["method"] == PROMPT and session_id is not None:
+                self.prompts[key] = session_id
             if message["method"] in REOPENING and session_id is not None:
                 self._reopening[key] = session_id
         await super().deliver_to_agent(message)
@@ -76,6 +87,7 @@ class CrowConnection(ConnectionState):
         key = message_id_key(message.get("id"))
         if key is not None:
             self.in_flight.discard(key)
+            self.prompts.pop(key, None)
             session_id = self._reopening.pop(key, None)
             if session_id is not None and isinstance(message.get("result"), dict):
                 message = {**message, "result": {**message["result"], "sessionId": session_id}}
@@ -91,7 +103,7 @@ class CrowConnection(ConnectionState):
 
 
 class CrowRegistry(ConnectionRegistry):
-    def __init__(self, make_agent: Callable[[], AcpAgent], max_connections: int, max_requests: int) -> None:
+    def __init__(self, make_agent: Callable[[], ServedAgent], max_connections: int, max_requests: int) -> None:
         super().__init__()
         self.make_agent = make_agent
         self.max_connections = max_connections
@@ -119,7 +131,7 @@ class CrowRegistry(ConnectionRegistry):
 class CrowServer(AcpServer):
     """The SDK's server core with crow's registry: an agent per connection, limits on connections and calls."""
 
-    def __init__(self, make_agent: Callable[[], AcpAgent], *, max_connections: int, max_requests: int) -> None:
+    def __init__(self, make_agent: Callable[[], ServedAgent], *, max_connections: int, max_requests: int) -> None:
         super().__init__(lambda conn: cast(Any, make_agent()))
         self._registry = CrowRegistry(make_agent, max_connections, max_requests)
 

@@ -20,10 +20,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent import AcpAgent
 from ..store import SessionStore
 from .app import CrowApp, Limits
-from .connection import CrowRegistry, CrowServer
+from .connection import CrowRegistry, CrowServer, ServedAgent
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +58,13 @@ def check_token(options: ServeOptions) -> None:
         )
 
 
-def build_app(make_agent: Callable[[], AcpAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
+def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
     server = CrowServer(make_agent, max_connections=limits.max_connections, max_requests=limits.max_requests)
     return CrowApp(server, store, token=options.token, limits=limits)
 
 
-async def serve(make_agent: Callable[[], AcpAgent], store: SessionStore, options: ServeOptions) -> None:
+async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> None:
     """Serve until SIGTERM/SIGINT, then drain (see the module docstring)."""
     import uvicorn
 
@@ -119,8 +118,8 @@ class GracefulServer:
         registry = self.app.server.crow_registry
         await _until(lambda: not _turns_running(registry), self.grace, self._hurry)
         for connection in registry.connections:
-            for session_id in list(connection.agent.sessions):
-                await connection.agent.cancel(session_id)
+            for session_id in set(connection.prompts.values()):
+                await connection.agent.cancel(session_id=session_id)
         await _until(lambda: not _turns_running(registry), 15.0, asyncio.Event())
         await _until(lambda: not any(c.in_flight for c in registry.connections), 5.0, asyncio.Event())
         await registry.close_all()
@@ -130,7 +129,8 @@ class GracefulServer:
 
 
 def _turns_running(registry: CrowRegistry) -> bool:
-    return any(session.lock.locked() for c in registry.connections for session in c.agent.sessions.values())
+    """A turn runs while its session/prompt is unanswered (a MultiAgent's run spans several members' turns)."""
+    return any(c.prompts for c in registry.connections)
 
 
 async def _until(done: Callable[[], bool], timeout: float, hurry: asyncio.Event) -> None:
