@@ -1,4 +1,9 @@
 import pytest
+import spawn
+
+
+def pytest_sessionfinish(session, exitstatus):
+    spawn.stop()  # an xdist worker may end without running atexit
 
 
 @pytest.fixture

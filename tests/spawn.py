@@ -173,18 +173,20 @@ def _server(env: Mapping[str, str]) -> socket.socket | None:
         _process = subprocess.Popen([sys.executable, str(FORKSERVER), str(theirs.fileno())], pass_fds=[theirs.fileno()],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=server_env)  # fmt: skip
         theirs.close()
-        atexit.register(_stop)
+        atexit.register(stop)
         _control, _server_python_env = ours, _python_env(server_env)
     return _control if _python_env(env) == _server_python_env else None
 
 
-def _stop() -> None:
+def stop() -> None:
     """Close the control socket (the server kills what still runs and exits) and reap the server, so
     that its CPU time and its children's count in this process's (time -v, getrusage)."""
-    assert _control is not None and _process is not None
-    _control.close()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        _process.wait(timeout=10)
+    global _control, _process
+    if _control is not None and _process is not None:
+        _control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            _process.wait(timeout=10)
+    _control = _process = None
 
 
 def _absolute(cwd: str | Path | None) -> str:
