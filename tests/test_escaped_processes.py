@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ECHO_SERVER, crow_env
+from editor_support import drive, results
+from helpers import ECHO_SERVER, RecordingClient, crow_env
 from raw_wire import RawCrow, _stat, alive, eventually, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -121,3 +122,16 @@ async def test_when_crow_is_stopped(tmp_path, how):
             status = await crow.drain_to_exit()
             assert status == (0 if how == "SIGTERM" else -signal.SIGKILL)
             await none_left(pids)
+
+
+async def test_the_guard_reports_the_commands_own_status(tmp_path):
+    """The guard exits as its command did, so crow still tells an exit code from a death by signal."""
+    work = tmp_path / "work"
+    work.mkdir()
+    commands = {"exit": "exit 7", "term": "kill -TERM $$", "kill": "kill -KILL $$"}
+    calls = [ToolCall("run_command", {"command": command}, id=name) for name, command in commands.items()]
+    _, model = await drive(RecordingClient(), tmp_path, work, calls)
+    got = results(model)
+    assert got["exit"] == "(no output)\n\nExit code 7."
+    assert got["term"] == "(no output)\n\nKilled by signal SIGTERM."
+    assert got["kill"] == "(no output)\n\nKilled by signal SIGKILL."
