@@ -25,7 +25,7 @@ Policy = Literal["ask", "allow", "deny"]
 class Section(BaseModel):
     """A table of config.toml: unknown keys are errors and nothing is coerced ("no" is not a boolean)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _http_url(value: str | None) -> str | None:

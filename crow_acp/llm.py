@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from .config import Config, ModelProfile
-from .errors import ModelError
+from .errors import ConfigError, ModelError
 from .events import Usage
+from .imports import off_loop
 from .model_limits import Deadline, StreamRepair
 from .secrets import dumps, redact_json
 from .text_repair import clean_text, cleaned_copy
@@ -84,6 +85,15 @@ class OpenAIModelClient:
         self.profile = config.profile()
         self._client: AsyncOpenAI | None = None
 
+    async def _ready(self) -> None:
+        """Make the client off the event loop the first time, in turn with the other background imports.
+
+        Importing openai and building its HTTP client take a third of a second: on the loop, every
+        other session's stream would stall meanwhile. And the prewarm thread may be importing openai
+        right now: a second thread importing it at the same time can get a half-made module."""
+        if self._client is None:
+            await off_loop(self._openai)
+
     def _openai(self) -> AsyncOpenAI:
         if self._client is None:
             from openai import AsyncOpenAI
@@ -132,6 +142,7 @@ class OpenAIModelClient:
     async def stream(
         self, messages: list[dict], tools: list[dict], *, reasoning_effort: str | None = None
     ) -> AsyncIterator[StreamDelta]:
+        await self._ready()
         import openai
 
         limits = self.config.timeouts
@@ -156,6 +167,7 @@ class OpenAIModelClient:
         except UnicodeDecodeError as exc:  # openai decodes SSE lines strictly: the reply is lost from here
             raise ModelError(f"{CUT_OFF}: it sent bytes that are not UTF-8 ({exc.reason})") from exc
         finally:
+            deadline.close()
             if stream is not None:
                 with anyio.CancelScope(shield=True):  # a timeout or a cancel: drop the connection now
                     await stream.close()
@@ -172,6 +184,7 @@ class OpenAIModelClient:
 
     async def complete(self, messages: list[dict]) -> str:
         """A plain, non-streaming call (side prompts, summaries), bounded by timeouts.model."""
+        await self._ready()
         import openai
 
         limit = self.config.timeouts.model
@@ -192,6 +205,17 @@ class OpenAIModelClient:
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+
+
+def prewarm(model: ModelClient) -> None:
+    """Import openai and make the model's client now, so that the first prompt need not: they take
+    most of a second. Run it off the loop (imports.off_loop) once a session exists, not at
+    initialize: a session/load right after it would replay slower, competing for the GIL."""
+    if isinstance(model, OpenAIModelClient):
+        try:
+            model._openai()
+        except ConfigError:  # no API key: the first prompt says so
+            pass
 
 
 def _deltas(chunk: dict[str, Any], repair: StreamRepair) -> list[StreamDelta]:

@@ -20,6 +20,7 @@ from .history import StoredMessage
 from .history_rules import repair_entries
 from .hooks import run_hooks
 from .imports import off_loop
+from .llm import prewarm
 from .mcp_host import McpHost, server_specs
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
@@ -137,9 +138,9 @@ class SessionOpening(OptionHandlers):
     def _after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
         self._spawn(self._announce(session_id))
-        if not self._prewarmed:
+        if not self._prewarmed and (session := self.sessions.get(session_id)):
             self._prewarmed = True
-            self._spawn(off_loop(_prewarm))
+            self._spawn(off_loop(prewarm, session.model))  # while the user types
 
     async def _announce(self, session_id: str) -> None:
         held = self._held.pop(session_id, [])
@@ -151,12 +152,6 @@ class SessionOpening(OptionHandlers):
         await report_failures(session)
         if self.conn and (commands := all_commands(session)):
             await self.conn.session_update(session_id=session_id, update=commands_update(commands))
-
-
-def _prewarm() -> None:
-    """Import the model client off the event loop while the user types: it takes most of a second.
-    Not at initialize: a session/load right after it would replay slower, competing for the GIL."""
-    import openai.types.chat  # noqa: F401
 
 
 def repair_history(session: Session, entries: list[StoredMessage]) -> None:

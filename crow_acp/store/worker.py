@@ -52,6 +52,11 @@ class Worker(Generic[C]):
     async def call(self, op: Callable[[C], T]) -> T:
         return await asyncio.wrap_future(self.submit(op))
 
+    @property
+    def settled(self) -> bool:
+        """Every queued write applied, and none failed: flush() has nothing to do."""
+        return self._done == self._queued and self.failure is None
+
     async def flush(self) -> None:
         if self._done != self._queued:
             await self.call(lambda _: None)
@@ -107,7 +112,13 @@ class Workers(Generic[C]):
         return self.all[zlib.crc32(session_id.encode()) % len(self.all)]
 
     async def flush(self) -> None:
-        results = await asyncio.gather(*(worker.flush() for worker in self.all), return_exceptions=True)
+        # Called before every update the editor gets: when nothing is queued, no task and no loop turn.
+        busy = [worker for worker in self.all if not worker.settled]
+        if len(busy) <= 1:
+            if busy:
+                await busy[0].flush()
+            return
+        results = await asyncio.gather(*(worker.flush() for worker in busy), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
