@@ -1,7 +1,7 @@
 """`crow serve` under load, and the store's cost per turn: SQLite against PostgreSQL.
 
     .venv/bin/python benchmarks/serve.py            # every figure (starts its own PostgreSQL)
-    .venv/bin/python benchmarks/serve.py --only load
+    .venv/bin/python benchmarks/serve.py --only load     # = benchmarks/serve_load.py (HTTP and WebSocket)
 
 Figures: 200 concurrent sessions, each running one tool turn (read_file, then an answer) through one
 `crow serve` over WebSocket against a 0 ms scripted model: throughput and p50/p99 turn time; the same
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import statistics
 import sys
 import tempfile
 import time
@@ -25,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from helpers import crow_env, text  # noqa: E402
-from history import fill_session  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
+from serve_load import load_figures  # noqa: E402
 from serve_support import crow_serve, over_ws  # noqa: E402
 
 from crow_acp.history import EntryMeta, StoredMessage  # noqa: E402
@@ -114,25 +112,6 @@ class _servers:
         await self.stack.aclose()
 
 
-async def load_from_postgres(url: str, messages: int, runs: int) -> float:
-    store = PostgresStore(url)
-    fill_session(store, "bench-load", messages)
-    await store.close()
-    work = Path(tempfile.mkdtemp())
-    async with ScriptedModel() as model:
-        env = crow_env(work, model.base_url, CROW_DATABASE_URL=url, CROW_LOG_LEVEL="WARNING")
-        async with crow_serve(env) as served:
-            times = []
-            for _ in range(runs):
-                client = Quiet()
-                async with over_ws(client, served) as conn:
-                    began = time.perf_counter()
-                    await conn.load_session(cwd=os.getcwd(), session_id="bench-load", mcp_servers=[])
-                    times.append(time.perf_counter() - began)
-                    assert client.updates >= messages // 2
-    return statistics.median(times)
-
-
 async def store_per_turn(store: Any, turns: int) -> float:
     """Microseconds of one turn's store work as the loop does it: four appends, a title, then a flush."""
     now = time.time()
@@ -166,8 +145,7 @@ async def main() -> None:
             postgres_us = await store_per_turn(PostgresStore(postgres.new_database()), 300)
             print(f"store per turn (4 appends + title + flush): SQLite {sqlite_us:.0f} µs, PostgreSQL {postgres_us:.0f} µs")
         if args.only in (None, "load"):
-            median = await load_from_postgres(postgres.new_database(), 2000, 5)
-            print(f"session/load of 2,000 messages from PostgreSQL through crow serve (WebSocket): {1000 * median:.0f} ms median")
+            await load_figures(postgres, 2000, 7)
         if args.only in (None, "one"):
             one = await concurrent_turns(1, args.sessions, args.connections, None)
             print(f"{args.sessions} concurrent tool turns, one crow serve (SQLite): " + _fmt(one))

@@ -101,15 +101,19 @@ async def main() -> None:
     parser.add_argument("--profile", help="cProfile the server into PROFILE.prof")
     args = parser.parse_args()
     with PostgresServer(durable=True) as postgres:
-        url = postgres.new_database()
-        store = PostgresStore(url)
-        fill_session(store, SESSION, args.messages)
-        await store.close()
-        figures = await measure(url, args.runs, args.profile)
+        await load_figures(postgres, args.messages, args.runs, args.profile)
+
+
+async def load_figures(postgres: PostgresServer, messages: int, runs: int, profile: str | None = None) -> None:
+    url = postgres.new_database()
+    store = PostgresStore(url)
+    fill_session(store, SESSION, messages)
+    await store.close()
+    figures = await measure(url, runs, profile)
     for name, (wall, server, client) in figures.items():
-        print(f"session/load of {args.messages:,} messages from PostgreSQL through crow serve over {name}: "
+        print(f"session/load of {messages:,} messages from PostgreSQL through crow serve over {name}: "
               f"{1000 * wall:.0f} ms median wall; CPU: server {1000 * server:.0f} ms, client {1000 * client:.0f} ms "
-              f"(medians of {args.runs} loads)")
+              f"(medians of {runs} loads)")
 
 
 if __name__ == "__main__":

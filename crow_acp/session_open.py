@@ -30,6 +30,7 @@ from .session_access import SessionAccess
 from .session_options import OptionHandlers, mode_command
 from .session_pool import Opening
 from .text_repair import repair_stored
+from .update_sink import OneByOne, UpdateSink
 from .wire import check_directories
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class SessionOpening(OptionHandlers):
     leases: Leases
     sessions: dict[str, Session]
     conn: Any
+    update_sink: UpdateSink | None = None
+    """Where a load's replay goes; None: through `conn`, one update at a time (crow serve sets its own)."""
     client_capabilities: Any
     _held: dict[str, list[Event]]
     _prewarmed: bool
@@ -88,8 +91,8 @@ class SessionOpening(OptionHandlers):
         self._after_response(session_id)
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
-        for update in replay_updates(entries) if self.conn else ():
-            await self.conn.session_update(session_id=session_id, update=update)
+        if self.conn:
+            await (self.update_sink or OneByOne(self.conn)).send_updates(session_id, list(replay_updates(entries)))
 
     async def _restore(
         self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None

@@ -18,6 +18,7 @@ from acp.http.asgi import AcpAsgiApp
 
 from ..store import SessionStore
 from .connection import CrowServer
+from .ws import serve_websocket
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,10 @@ class CrowApp:
             await self._refuse(scope, send, 503, "Too many connections")
         elif kind == "http" and _content_length(scope) > self.limits.max_body:
             await self._refuse(scope, send, 413, f"Request body over {self.limits.max_body} bytes")
+        elif kind == "websocket":
+            await serve_websocket(self.server, receive, send)
         else:
-            await self._acp(scope, self._bounded(receive) if kind == "http" else receive, send)
+            await self._acp(scope, self._bounded(receive), send)
 
     def _authorized(self, scope: dict[str, Any]) -> bool:
         if self.token is None:

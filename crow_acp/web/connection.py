@@ -9,6 +9,13 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
   would never open it again).
 - unstable methods are not enabled, so `session/close` and `resume` (which crow advertises) answer
   "method not found". Crow builds the agent connection with them enabled.
+- every message pays for a queue, a pump task, two tasks per push and its own write; a replay
+  travels as batches instead (outbound.py).
+- over HTTP each SSE stream is its own TCP connection, so a session's messages on its session stream
+  can overtake what is still in flight on the connection stream: the commands sent after a load's
+  response arrived in the middle of its replay. Crow sends everything of a connection on its
+  connection stream, in the order the agent sent it, as over WebSocket; a session stream the
+  client opens stays open and quiet (keepalives). The SDK's client reads both streams alike.
 """
 
 from __future__ import annotations
@@ -17,11 +24,14 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
-from acp._transport import memory_transport_pair
+from acp._sse import serialize_sse_event, serialize_sse_keepalive
 from acp.agent.connection import AgentSideConnection
 from acp.http.protocol import message_id_key, session_id_from_params
-from acp.http.server import AcpServer, ConnectionRegistry, ConnectionState, OutboundStream, PostResult
+from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, ConnectionRegistry, ConnectionState, PostResult
 from acp.meta import AGENT_METHODS
+
+from ..session_open import SessionOpening
+from .outbound import Stream, UpdateBatch, transport_pair
 
 REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
 PROMPT = AGENT_METHODS["session_prompt"]
@@ -38,18 +48,20 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, *, multiplex: bool = False) -> None:
+    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
-        server_side, pump_side = memory_transport_pair()
+        server_side, pump_side = transport_pair()
         self.connection_id = connection_id
         self.agent = agent
-        self._pump_side = pump_side
+        self._pump_side = pump_side  # type: ignore[assignment]  # it also yields UpdateBatches: _pump reads them
         # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
         self._agent_conn = AgentSideConnection(cast(Any, agent), server_side, listening=True, use_unstable_protocol=True)
-        self.connection_stream = OutboundStream()
-        self.session_streams: dict[str, OutboundStream] = {}
-        self._multiplex = OutboundStream() if multiplex else None
+        if isinstance(agent, SessionOpening):  # a MultiAgent's replay goes through its members' connection
+            agent.update_sink = server_side
+        self.connection_stream: Stream = Stream()
+        self.session_streams: dict[str, Stream] = {}  # type: ignore[assignment]
+        self._multiplex: Stream | None = Stream()  # one ordered stream, over HTTP too (see above)
         self._pending_routes: dict[str, str] = {}
         self._response_waiters: dict[str, Any] = {}
         self._pump_task = None
@@ -60,6 +72,32 @@ class CrowConnection(ConnectionState):
         """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
         self._registered: dict[str, asyncio.Event] = {}
+
+    async def _pump(self) -> None:
+        try:
+            while (item := await self._pump_side.receive()) is not None:
+                if isinstance(item, UpdateBatch):
+                    await self.ordered.push(item)
+                else:
+                    await self._route_outbound(item)
+        except asyncio.CancelledError:
+            return
+
+    def ensure_session_stream(self, session_id: str) -> Stream:
+        stream = self.session_streams.get(session_id)
+        if stream is None:
+            stream = self.session_streams[session_id] = Stream()
+        return stream
+
+    @property
+    def ordered(self) -> Stream:
+        """Everything for the client, in order: the socket's, or the connection-scoped SSE stream's."""
+        assert self._multiplex is not None
+        return self._multiplex
+
+    def outbound(self, session_id: str | None) -> Stream:
+        """What one SSE stream (or the socket) sends: all of it, or nothing but keepalives (a session's)."""
+        return self.ensure_session_stream(session_id) if session_id is not None else self.ordered
 
     def reopening(self, session_id: str) -> bool:
         return session_id in self._reopening.values()
@@ -120,7 +158,7 @@ class CrowRegistry(ConnectionRegistry):
         return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, multiplex=True))
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
 
     def _add(self, state: CrowConnection) -> CrowConnection:
         state.start()
@@ -151,13 +189,18 @@ class CrowServer(AcpServer):
             await state.registration(session_id).wait()
             if not state.has_session(session_id):
                 return  # the load failed: no stream
-        async for frame in super().open_stream(connection_id=connection_id, session_id=session_id):
-            yield frame
+        if isinstance(state, CrowConnection):
+            async for chunk in state.outbound(session_id).chunks(SSE_KEEPALIVE_INTERVAL_SECONDS):
+                yield b"".join(_sse(item) for item in chunk) if chunk else serialize_sse_keepalive()
 
     async def handle_post(self, message: Any, *, content_type: str | None, connection_id: str | None, session_id: str | None) -> Any:
         if isinstance(message, dict) and message.get("method") == AGENT_METHODS["initialize"] and self.crow_registry.full():
             return PostResult(503, {"error": "Too many connections"}, {"Retry-After": "5"})
         return await super().handle_post(message, content_type=content_type, connection_id=connection_id, session_id=session_id)
+
+
+def _sse(item: dict[str, Any] | UpdateBatch) -> bytes:
+    return item.sse() if isinstance(item, UpdateBatch) else serialize_sse_event(item)
 
 
 def _new_id() -> str:

@@ -1,0 +1,29 @@
+"""Where a session/load replay goes: many session/update notifications for one session, in order.
+
+Over stdio (and in process) each update goes through the SDK connection, one notification at a time.
+`crow serve` gives its agents a sink that serializes the replay once and hands it to the connection
+as one item (crow_acp/web/outbound.py): the same notifications on the wire, without the SDK's queue,
+task switches and socket write per update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class UpdateSink(Protocol):
+    async def send_updates(self, session_id: str, updates: Sequence[Any]) -> None:
+        """Sends `updates` (ACP session update models) in order; returns once they are queued ahead of
+        anything the agent sends after (the load response among it)."""
+
+
+class OneByOne:
+    """The SDK's connection: one `session/update` per update."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def send_updates(self, session_id: str, updates: Sequence[Any]) -> None:
+        for update in updates:
+            await self.conn.session_update(session_id=session_id, update=update)

@@ -1,0 +1,59 @@
+"""A WebSocket client of `crow serve`: the SDK's handling (acp.ws.server), reading crow's outbound stream.
+
+One ACP connection per socket; every server→client message is a text frame, a replay's updates one
+frame each (outbound.py). When the socket closes, the connection and its sessions are torn down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from acp.http.protocol import CONNECTION_ID_HEADER
+
+from .connection import CrowConnection, CrowServer
+from .outbound import UpdateBatch
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+IDLE = 3600.0
+"""Seconds between wake-ups of an idle socket's writer (nothing is sent: WebSocket pings are uvicorn's)."""
+
+
+async def serve_websocket(server: CrowServer, receive: Receive, send: Send) -> None:
+    if (await receive())["type"] != "websocket.connect":
+        return
+    state = server.create_websocket_connection()
+    assert isinstance(state, CrowConnection)
+    await send({"type": "websocket.accept", "headers": [(CONNECTION_ID_HEADER.lower().encode(), state.connection_id.encode())]})
+    writer = asyncio.ensure_future(_outbound(state, send))
+    try:
+        await _inbound(state, receive)
+    finally:
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):  # the socket may be gone already
+            await writer
+        await server.registry.remove(state.connection_id)
+
+
+async def _inbound(state: CrowConnection, receive: Receive) -> None:
+    """Text frames holding a JSON object go to the agent; anything else is ignored, as the SDK does."""
+    while (message := await receive())["type"] != "websocket.disconnect":
+        text = message.get("text") if message["type"] == "websocket.receive" else None
+        try:
+            payload = json.loads(text) if text is not None else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(payload, dict):
+            await state.deliver_to_agent(payload)
+
+
+async def _outbound(state: CrowConnection, send: Send) -> None:
+    async for chunk in state.outbound(None).chunks(IDLE):
+        for item in chunk:
+            frames = item.frames if isinstance(item, UpdateBatch) else (json.dumps(item, separators=(",", ":")),)
+            for frame in frames:
+                await send({"type": "websocket.send", "text": frame})
