@@ -36,6 +36,10 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 DEATH_SIGNAL = signal.SIGUSR1
 command_pid = 0
+sweeping = False
+"""Set once the main thread reaps: from then on only it signals, so no pid it reaped (and the kernel
+may have given to an unrelated process) is ever signalled by stop() from the other thread."""
+lock = threading.RLock()  # re-entrant: stop() also runs as a signal handler on the main thread
 
 
 def prctl(option: int, value: int) -> None:
@@ -74,24 +78,34 @@ def kill(pid: int, group: bool = False) -> None:
 
 def stop(*_: object) -> None:
     """Kill the command's group and every child now here; the main thread reaps them and sweeps."""
-    if command_pid:
-        kill(command_pid, group=True)
-    for pid in children():
-        kill(pid)
+    with lock:
+        if sweeping:
+            return  # the main thread is at it already
+        if command_pid:
+            kill(command_pid, group=True)  # not reaped yet (see main): the id is still the command's
+        for pid in children():
+            kill(pid)
 
 
-def sweep() -> None:
-    """Kill and reap children until there are none: each death re-parents its own children here."""
-    kill(command_pid, group=True)
+def sweep() -> int:
+    """Kill and reap children until there are none (each death re-parents its own children here);
+    returns the command's wait status."""
+    global sweeping
+    with lock:
+        sweeping = True
+    kill(command_pid, group=True)  # before the command is reaped, while its group id cannot be reused
+    status = 0
     while True:
         found = children()
         for pid in found:
             kill(pid)
         try:
-            reaped, _ = os.waitpid(-1, 0 if found else os.WNOHANG)
+            reaped, waited = os.waitpid(-1, 0 if found else os.WNOHANG)
         except ChildProcessError:
-            return  # no child left, living or dead
-        if not found and reaped == 0:
+            return status  # no child left, living or dead
+        if reaped == command_pid:
+            status = waited
+        elif not found and reaped == 0:
             time.sleep(0.01)  # an orphan is being re-parented here right now: look again
 
 
@@ -149,9 +163,9 @@ def main() -> None:
     os.dup2(null, 1)  # the output pipe is the command's: crow sees its end when the command's side ends
     os.dup2(null, 2)
     threading.Thread(target=listen, daemon=True).start()
-    _, status = os.waitpid(command_pid, 0)
-    sweep()
-    exit_like(status)
+    if hasattr(os, "waitid"):  # wait for the command's end without reaping it: sweep() reaps
+        os.waitid(os.P_PID, command_pid, os.WEXITED | os.WNOWAIT)
+    exit_like(sweep())
 
 
 if __name__ == "__main__":
