@@ -26,7 +26,6 @@ Only the standard library: it runs with -I -S, outside crow's environment, and s
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 import threading
@@ -94,18 +93,21 @@ def sweep() -> int:
     with lock:
         sweeping = True
     kill(command_pid, group=True)  # before the command is reaped, while its group id cannot be reused
-    status = 0
+    _, status = os.waitpid(command_pid, 0)
     while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue  # reaped one; look again
+        except ChildProcessError:
+            return status  # no child left, living or dead (most commands: /proc is never scanned)
         found = children()
         for pid in found:
             kill(pid)
         try:
-            reaped, waited = os.waitpid(-1, 0 if found else os.WNOHANG)
+            os.waitpid(-1, 0 if found else os.WNOHANG)
         except ChildProcessError:
-            return status  # no child left, living or dead
-        if reaped == command_pid:
-            status = waited
-        elif not found and reaped == 0:
+            return status
+        if not found:
             time.sleep(0.01)  # an orphan is being re-parented here right now: look again
 
 
@@ -141,6 +143,8 @@ def start(command: list[str]) -> int:
 def exit_like(status: int) -> None:
     """Exit as the command did: its exit code, or death by its signal (without a core dump of ours)."""
     if os.WIFSIGNALED(status):
+        import resource
+
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
