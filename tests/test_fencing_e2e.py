@@ -124,8 +124,9 @@ async def crow(client: Any, env: dict[str, str]) -> AsyncIterator[tuple[Any, Any
     ("sessions", "path"), [("sqlite", "renewal"), ("sqlite", "write"), ("postgres", "write")], indirect=["sessions"]
 )
 async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions, path, crow_home, tmp_path):
-    """On waking, A's renewal notices the takeover first ("renewal": its lease ran out naturally), or A's
-    tool result is the first thing it does and the store's fence refuses it ("write")."""
+    """On waking, A's renewal notices the takeover while its tool still runs ("renewal": its lease ran out
+    naturally), or A's tool result is the first thing it does and the store's fence refuses it ("write":
+    its lease lasts an hour, so no renewal is due, and the test expires it)."""
     write_config(crow_home, f"[store]\nlease_ttl = {1 if path == 'renewal' else 3600}\n")
     gate = tmp_path / "gate"
     cwd = str(tmp_path)
@@ -152,10 +153,12 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
                         await until_expired(sessions, sid, a_proc.pid, path)
                         await b.load_session(cwd=cwd, session_id=sid, mcp_servers=[])
                         assert (await b.prompt(session_id=sid, prompt=[text("b goes on")])).stop_reason == "end_turn"
-                        gate.touch()  # A's tool answers the moment A runs again
+                        if path == "write":
+                            gate.touch()  # A's tool answers the moment A runs again: its first act is a write
                         shown = len(first.updates)
                     finally:
-                        os.kill(a_proc.pid, signal.SIGCONT)
+                        os.kill(a_proc.pid, signal.SIGCONT)  # "renewal": the tool still waits; A's renewal is due
+                gate.touch()
                 assert "stop" not in outcome, "A's turn must not end as if nothing happened"
                 error = outcome["error"]
                 assert error.code == SESSION_BUSY and TAKEN_OVER in str(error) and "Load the session again" in str(error)
