@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from acp.schema import HttpMcpServer, McpServerStdio
+from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
 from helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
 from history_checks import assert_history_valid, assert_requests_valid
 from test_fault_matrix import report
@@ -193,7 +193,7 @@ async def test_absurd_tool_lists_are_bounded(crow_home, tmp_path):
 
 @contextlib.asynccontextmanager
 async def wire_http() -> Any:
-    """wire_http_server.py on a free port; yields the ACP server entry once it accepts connections."""
+    """wire_http_server.py on a free port; yields its ACP server entries (streamable HTTP, legacy SSE) once it is up."""
     port = free_port()
     proc = await asyncio.create_subprocess_exec(sys.executable, str(WIRE_HTTP), str(port))
     try:
@@ -205,7 +205,10 @@ async def wire_http() -> Any:
                 except OSError:
                     assert proc.returncode is None, "the HTTP server exited"
                     await anyio.sleep(0.05)
-        yield HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{port}/mcp", headers=[])
+        yield [
+            HttpMcpServer(type="http", name="web", url=f"http://127.0.0.1:{port}/mcp", headers=[]),
+            SseMcpServer(type="sse", name="events", url=f"http://127.0.0.1:{port}/sse", headers=[]),
+        ]
     finally:
         proc.kill()
         await proc.wait()
@@ -214,14 +217,15 @@ async def wire_http() -> Any:
 async def test_remote_answers_with_lone_surrogate_escapes_are_repaired(crow_home, tmp_path):
     patient(crow_home)
     client = RecordingClient()
-    async with ScriptedModel(default=Reply(text="still here")) as model, wire_http() as server:
+    async with ScriptedModel(default=Reply(text="still here")) as model, wire_http() as servers:
         async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
-            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
-            for body in ("json", "sse"):  # streamable HTTP: a JSON body, and an event stream
-                model.add(*calls("web__hostile", body, body))
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
+            # streamable HTTP: a JSON body, and an event stream; then the legacy SSE transport
+            for tool, body in (("web__hostile", "json"), ("web__hostile", "sse"), ("events__hostile", "legacy")):
+                model.add(*calls(tool, body, body))
                 await conn.prompt(session_id=sid, prompt=[text(body)])
                 assert result_for(model, body) == "lone \ufffd half, pair \U0001f600"
                 assert client.tool_updates(body)[-1].status == "completed"
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report("MCP streamable HTTP: lone surrogate escapes in a JSON body and in an event stream", 2, "nothing")
+    report("MCP over HTTP: lone surrogate escapes (streamable HTTP JSON and event-stream bodies, legacy SSE)", 3, "nothing")
