@@ -54,6 +54,7 @@ class McpServer(ServerLists):
         self._task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
+        self._listing = asyncio.Lock()
         self._told: asyncio.Task[None] | None = None
         self._restart_lock = asyncio.Lock()
 

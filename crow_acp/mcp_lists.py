@@ -33,6 +33,7 @@ class ServerLists:
     _client: Any
     _calls: asyncio.TaskGroup | None
     _refreshes: set[asyncio.Task[None]]
+    _listing: asyncio.Lock
 
     async def _list_all(self) -> None:
         """Tools, prompts and resources; a server without prompts or resources just has none."""
@@ -53,7 +54,7 @@ class ServerLists:
                 items += getattr(page, field)
                 if not (cursor := page.next_cursor):
                     return items
-        except (MCPError, TimeoutError) as exc:  # an optional list: the tools still work without it
+        except (MCPError, TimeoutError, ValueError) as exc:  # an optional list (ValueError: a malformed one)
             log.warning("MCP server %r: %s failed: %s", self.spec.name, method, exc)
             return items
 
@@ -73,7 +74,8 @@ class ServerLists:
         from mcp import types
 
         changes = (types.ToolListChangedNotification, types.PromptListChangedNotification, types.ResourceListChangedNotification)
-        if isinstance(message, changes) and self._calls is not None:
+        # One listing runs and at most one waits: a flood of notifications costs two listings, not one each.
+        if isinstance(message, changes) and self._calls is not None and len(self._refreshes) < 2:
             task = self._calls.create_task(self._refresh())
             self._refreshes.add(task)
             task.add_done_callback(self._refreshes.discard)
@@ -82,8 +84,9 @@ class ServerLists:
         from mcp import MCPError
 
         try:
-            await self._list_all()
-        except (MCPError, TimeoutError, OSError) as exc:  # the old lists stay; a dead server shows at its next call
+            async with self._listing:  # the waiting one lists after the running one, and sees every change
+                await self._list_all()
+        except (MCPError, TimeoutError, OSError, ValueError) as exc:  # the old lists stay (ValueError: malformed)
             log.warning("MCP server %r: listing after a change failed: %s", self.spec.name, exc)
         self._changed()
 

@@ -58,13 +58,15 @@ def calls(tool: str, mode: str, call_id: str) -> list[Any]:
     return [Reply(tool_calls=[ToolCall(tool, arguments, id=call_id)]), Reply(text=f"after {call_id}")]
 
 
-async def run_modes(crow_home: Path, cwd: Path, expected: dict[str, tuple[str, str]], matrix_class: str) -> None:
+async def run_modes(
+    crow_home: Path, cwd: Path, expected: dict[str, tuple[str, str]], matrix_class: str, *server_args: str
+) -> None:
     """One session; each mode is one prompt whose tool call must end as expected (text, status)."""
     patient(crow_home)
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="still here")) as model:
         async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
-            sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[wire()])).session_id
+            sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[wire("wire", *server_args)])).session_id
             for mode, (want, status) in expected.items():
                 model.add(*calls("wire__hostile", mode, mode))
                 reply = await conn.prompt(session_id=sid, prompt=[text(mode)])
@@ -80,6 +82,7 @@ async def run_modes(crow_home: Path, cwd: Path, expected: dict[str, tuple[str, s
 
 
 async def test_broken_bytes_are_repaired_at_the_boundary(crow_home, tmp_path):
+    lists = tmp_path / "lists"
     await run_modes(crow_home, tmp_path, {
         "pair": ("pair \U0001f600 low \ufffd high \ufffd end \\ud800", "completed"),
         "control": ("nul \x00 bell \x07 end", "completed"),
@@ -87,7 +90,9 @@ async def test_broken_bytes_are_repaired_at_the_boundary(crow_home, tmp_path):
         "garbage": ("after garbage", "completed"),
         "duplicate": ("first", "completed"),
         "flood": ("after the flood", "completed"),
-    }, "MCP stdio: broken bytes, garbage lines, duplicate answers, notification flood")  # fmt: skip
+        "list_flood": ("after the list flood", "completed"),
+    }, "MCP stdio: broken bytes, garbage lines, duplicate answers, notification floods", "--lists", str(lists))  # fmt: skip
+    assert len(lists.read_text().split()) < 100  # 1,000 list_changed notifications: a few listings, not 1,000
 
 
 async def test_malformed_and_oversized_answers_fail_the_call_at_once(crow_home, tmp_path):

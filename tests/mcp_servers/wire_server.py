@@ -13,7 +13,8 @@ SDK server never would). Tools: `ping` (answers with its process id) and `hostil
     bad_content   a result whose content is not a list
     bad_error     an error whose code is not a number
     duplicate     the answer twice, and an answer to an id nobody asked
-    flood         2,000 log notifications, then the answer
+    flood         1,000 log notifications, then the answer
+    list_flood    1,000 tools/list_changed notifications, then the answer
     exit          exits without answering
     close_stdout  closes its stdout and keeps running
     orphan        leaves a detached grandchild holding its stdout (its pid in ./orphan.pid), then exits
@@ -22,6 +23,7 @@ SDK server never would). Tools: `ping` (answers with its process id) and `hostil
     --starts FILE    append the process id to FILE at every start
     --tools N        also list N more tools (a huge tools/list)
     --bad-schemas    also list tools whose input schema is not an object schema
+    --lists FILE     append a line to FILE at every tools/list
 """
 
 from __future__ import annotations
@@ -91,7 +93,10 @@ def call(request_id: object, mode: str) -> None:
         write(answer(request_id, b'"first"') + answer(request_id, b'"second"') + answer(99999, b'"nobody asked"'))
     elif mode == "flood":
         note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x" * 100}}
-        write((json.dumps(note) + "\n").encode() * 2_000 + answer(request_id, b'"after the flood"'))
+        write((json.dumps(note) + "\n").encode() * 1_000 + answer(request_id, b'"after the flood"'))
+    elif mode == "list_flood":
+        note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        write((json.dumps(note) + "\n").encode() * 1_000 + answer(request_id, b'"after the list flood"'))
     elif mode == "exit":
         os._exit(3)
     elif mode == "close_stdout":
@@ -117,6 +122,7 @@ def main() -> None:
     parser.add_argument("--starts")
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--bad-schemas", action="store_true")
+    parser.add_argument("--lists")
     options = parser.parse_args()
     if options.starts:
         with open(options.starts, "a") as starts:
@@ -131,6 +137,9 @@ def main() -> None:
                 "protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                 "serverInfo": {"name": "wire", "version": "0"}}})  # fmt: skip
         elif method == "tools/list":
+            if options.lists:
+                with open(options.lists, "a") as lists:
+                    lists.write("listed\n")
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
         elif method == "tools/call" and message["params"]["name"] == "ping":
             write(answer(request_id, json.dumps(f"pong from {os.getpid()}").encode()))
