@@ -215,7 +215,8 @@ async def wire_http() -> Any:
             SseMcpServer(type="sse", name="events", url=f"http://127.0.0.1:{port}/sse", headers=[]),
         ]
     finally:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):  # a test may have made it exit
+            proc.kill()
         await proc.wait()
 
 
@@ -231,6 +232,12 @@ async def test_remote_answers_with_lone_surrogate_escapes_are_repaired(crow_home
                 await conn.prompt(session_id=sid, prompt=[text(body)])
                 assert result_for(model, body) == "lone \ufffd half, pair \U0001f600"
                 assert client.tool_updates(body)[-1].status == "completed"
+            model.add(*calls("web__hostile", "exit", "exit"))  # the server process dies mid-call
+            await conn.prompt(session_id=sid, prompt=[text("exit")])
+            assert result_for(model, "exit") == "Tool error: MCP server 'web' went away during the call"
+            assert client.tool_updates("exit")[-1].status == "failed"
+            await conn.prompt(session_id=sid, prompt=[text("still there?")])
+            assert client.text().endswith("still here")
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report("MCP over HTTP: lone surrogate escapes (streamable HTTP JSON and event-stream bodies, legacy SSE)", 3, "nothing")
+    report("MCP over HTTP: lone surrogate escapes (streamable HTTP JSON and event-stream bodies, legacy SSE), death mid-call", 4, "nothing")

@@ -3,6 +3,7 @@ which no SDK server would send. One tool, `hostile(mode)`:
 
     json       streamable HTTP: the answer as an application/json body
     sse        streamable HTTP: the answer as one event of a text/event-stream body
+    exit       the server process exits mid-call
     legacy     the answer on the legacy SSE transport's event stream (GET /sse, POST /messages)
     any other  a normal answer
 
@@ -12,6 +13,7 @@ which no SDK server would send. One tool, `hostile(mode)`:
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +35,8 @@ class Handler(BaseHTTPRequestHandler):
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         method, request_id = message.get("method"), message.get("id")
         if self.path.startswith("/messages"):  # legacy SSE: the answer goes on the event stream
+            if method == "tools/call" and message["params"]["arguments"].get("mode") == "exit":
+                os._exit(3)
             if request_id is not None:
                 EVENTS.put(self.legacy_answer(message))
             return self.send(202, b"", "text/plain")
@@ -45,6 +49,8 @@ class Handler(BaseHTTPRequestHandler):
             result = {"tools": [TOOL]}
         elif method == "tools/call":
             mode = message["params"]["arguments"].get("mode")
+            if mode == "exit":
+                os._exit(3)  # the server dies mid-call: the connection drops without an answer
             if mode == "sse":
                 return self.send(200, b"event: message\ndata: " + answer(request_id, BROKEN) + b"\n\n", "text/event-stream")
             return self.send(200, answer(request_id, BROKEN if mode == "json" else b'"fine"'), "application/json")
