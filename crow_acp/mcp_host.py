@@ -142,7 +142,12 @@ class McpServer(ServerLists):
             self._fail("the server stopped; crow restarts it once, at its next use")
         else:
             again = self.died and self.restarts  # not again: a server that keeps dying is not restarted in a loop
-            self._fail("the server stopped again after crow restarted it" if again else "the server closed its connection")
+            early = not self.died and self.spec.transport == "stdio"
+            self._fail(
+                "the server stopped again after crow restarted it" if again
+                else "the server exited before it was ready" if early
+                else "the server closed its connection"
+            )  # fmt: skip
 
     def _connection_ended(self) -> None:
         """The server's side ended (it exited, or closed its connection) while crow still used it."""
