@@ -22,7 +22,7 @@ import pytest
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
 from helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
 from history_checks import assert_history_valid, assert_requests_valid
-from test_fault_matrix import report
+from matrix_support import report
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
