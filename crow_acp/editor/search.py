@@ -153,6 +153,26 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
     return bytes(kept)
 
 
+DIR = {"type": "string", "description": "Directory (or file), relative to the working directory. Default: '.'"}
+LIST_DOC = f"List a directory (one level, or recursively without .git and cache folders; at most {MAX_ENTRIES} entries)."
+LIST_SCHEMA = {"type": "object", "properties": {"path": DIR, "recursive": {"type": "boolean", "default": False}}}
+SEARCH_DOC = (
+    "Search text files for a regular expression (RE2 syntax, one line at a time; invalid regexes match literally). "
+    "Prints path:line: text for each match; skips .git, files ignored by .gitignore, binary and very large files."
+)
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Regular expression to look for in each line."},
+        "path": DIR,
+        "glob": {"type": "string", "description": "Only files whose name or path matches, e.g. '*.py'."},
+        "ignore_case": {"type": "boolean", "default": False},
+        "max_results": {"type": "integer", "default": 100, "maximum": MAX_MATCHES},
+    },
+    "required": ["pattern"],
+}
+
+
 def search_tools(ws: Workspace) -> list[FunctionTool]:
     @guarded
     async def list_files(args: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -166,39 +186,10 @@ def search_tools(ws: Workspace) -> list[FunctionTool]:
         limit = int_arg(args, "max_results", 100, high=MAX_MATCHES)
         return ToolResult(await search(ws, top, pattern, bool(args.get("ignore_case")), str(glob) if glob else None, limit))
 
-    path = {"type": "string", "description": "Directory (or file), relative to the working directory. Default: '.'"}
     return [
-        FunctionTool(
-            "list_files",
-            f"List a directory (one level, or recursively without .git and cache folders; at most {MAX_ENTRIES} entries).",
-            {
-                "type": "object",
-                "properties": {"path": path, "recursive": {"type": "boolean", "default": False}},
-            },
-            list_files,
-            read_only=True,
-            kind="search",
-            title=lambda args: f"List {ws.display(str(args.get('path') or '.'))}",
-            locations=lambda args: (ws.lexical(str(args.get("path") or ".")),),
-        ),
-        FunctionTool(
-            "search_files",
-            "Search text files for a regular expression (RE2 syntax, one line at a time; invalid regexes match literally). "
-            "Prints path:line: text for each match; skips .git, files ignored by .gitignore, binary and very large files.",
-            {
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Regular expression to look for in each line."},
-                    "path": path,
-                    "glob": {"type": "string", "description": "Only files whose name or path matches, e.g. '*.py'."},
-                    "ignore_case": {"type": "boolean", "default": False},
-                    "max_results": {"type": "integer", "default": 100, "maximum": MAX_MATCHES},
-                },
-                "required": ["pattern"],
-            },
-            search_files,
-            read_only=True,
-            kind="search",
-            title=lambda args: f"Search '{args.get('pattern', '')}'",
-        ),
-    ]
+        FunctionTool("list_files", LIST_DOC, LIST_SCHEMA, list_files, read_only=True, kind="search",
+                     title=lambda args: f"List {ws.display(str(args.get('path') or '.'))}",
+                     locations=lambda args: (ws.lexical(str(args.get("path") or ".")),)),
+        FunctionTool("search_files", SEARCH_DOC, SEARCH_SCHEMA, search_files, read_only=True, kind="search",
+                     title=lambda args: f"Search '{args.get('pattern', '')}'"),
+    ]  # fmt: skip

@@ -158,6 +158,22 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext) 
     return ToolResult(text, is_error=timed_out is not None, content=shown, raw_output=raw)
 
 
+RUN_DOC = (
+    f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
+    f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
+    f"long output is cut in the middle. Do not start interactive programs."
+)
+RUN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The shell command line."},
+        "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory."},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+    },
+    "required": ["command"],
+}
+
+
 def terminal_tools(ws: Workspace) -> list[FunctionTool]:
     @guarded
     async def run_command(args: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -177,24 +193,8 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
         ws.resolve(str(args.get("cwd") or "."))  # refuse an outside cwd before asking permission
 
     return [
-        FunctionTool(
-            "run_command",
-            f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
-            f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
-            f"long output is cut in the middle. Do not start interactive programs.",
-            {
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The shell command line."},
-                    "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory."},
-                    "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
-                },
-                "required": ["command"],
-            },
-            run_command,
-            kind="execute",
-            title=lambda args: f"`{args.get('command', '')}`",
-            timeout=MAX_TIMEOUT + 30,  # the command's own timeout governs; this only backstops it
-            previewer=check_cwd,
-        ),
-    ]
+        FunctionTool("run_command", RUN_DOC, RUN_SCHEMA, run_command, kind="execute",
+                     title=lambda args: f"`{args.get('command', '')}`",
+                     timeout=MAX_TIMEOUT + 30,  # the command's own timeout governs; this only backstops it
+                     previewer=check_cwd),
+    ]  # fmt: skip
