@@ -79,6 +79,8 @@ async def test_a_stalled_owner_is_refused_every_write_after_a_takeover(stores):
     with pytest.raises(SessionBusy):
         await a.acquire("s1")
     assert [c for _, c, _ in contents(await a.load("s1"))] == ["a asks", "a answers", "b asks", "b answers"]
+    await a.close()  # shutting down deletes only A's own leases
+    assert await owner_of(b, "s1") == b.owner.token
 
 
 async def test_an_expired_lease_nobody_took_still_writes_until_someone_does(stores):
