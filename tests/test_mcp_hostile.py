@@ -59,7 +59,7 @@ def calls(tool: str, mode: str, call_id: str) -> list[Any]:
 
 
 async def run_modes(
-    crow_home: Path, cwd: Path, expected: dict[str, tuple[str, str]], matrix_class: str, *server_args: str
+    crow_home: Path, cwd: Path, expected: dict[str, tuple[str, str]], matrix_class: str, lost: str, *server_args: str
 ) -> None:
     """One session; each mode is one prompt whose tool call must end as expected (text, status)."""
     patient(crow_home)
@@ -78,7 +78,7 @@ async def run_modes(
             assert client.text().endswith("still here")
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report(matrix_class, len(expected), "nothing (bad bytes replaced by U+FFFD)")
+    report(matrix_class, len(expected), lost)
 
 
 async def test_broken_bytes_are_repaired_at_the_boundary(crow_home, tmp_path):
@@ -91,7 +91,8 @@ async def test_broken_bytes_are_repaired_at_the_boundary(crow_home, tmp_path):
         "duplicate": ("first", "completed"),
         "flood": ("after the flood", "completed"),
         "list_flood": ("after the list flood", "completed"),
-    }, "MCP stdio: broken bytes, garbage lines, duplicate answers, notification floods", "--lists", str(lists))  # fmt: skip
+    }, "MCP stdio: broken bytes, garbage lines, duplicate answers, notification floods",
+       "nothing (bad bytes become U+FFFD)", "--lists", str(lists))  # fmt: skip
     assert len(lists.read_text().split()) < 100  # 1,000 list_changed notifications: a few listings, not 1,000
 
 
@@ -104,7 +105,8 @@ async def test_malformed_and_oversized_answers_fail_the_call_at_once(crow_home, 
         "deep": ("the MCP server's answer could not be read (Invalid JSON: recursion limit exceeded", "failed"),
         "huge": (TOO_BIG, "failed"),
         "huge_tail": (TOO_BIG, "failed"),
-    }, "MCP stdio: malformed answers (wrong shapes, cut short, nested 100,000 deep), 50 MB answers")  # fmt: skip
+    }, "MCP stdio: malformed answers (wrong shapes, cut short, nested 100,000 deep), 50 MB answers",
+       "the broken answer itself (its call fails with what was wrong)")  # fmt: skip
 
 
 async def test_a_server_that_dies_mid_call_fails_the_call_at_once_and_restarts_at_its_next_use(crow_home, tmp_path):
