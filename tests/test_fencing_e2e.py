@@ -169,13 +169,16 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
                     await a.prompt(session_id=sid, prompt=[text("a tries again")])
                 assert later.value.code == SESSION_BUSY and TAKEN_OVER in str(later.value)
                 assert sessions.lease(sid)[0] == b_proc.pid, "A gave back nothing of B's"
+                await b.close_session(session_id=sid)  # B is done: A loads it again, as the error says, and goes on
+                await a.load_session(cwd=cwd, session_id=sid, mcp_servers=[])
+                assert (await a.prompt(session_id=sid, prompt=[text("a is back")])).stop_reason == "end_turn"
         # Third: a fresh process loads what is stored and continues it.
         third = RecordingClient()
         async with crow(third, env) as (c, _):
             with anyio.fail_after(60):
                 await c.load_session(cwd=cwd, session_id=sid, mcp_servers=[])
                 assert (await c.prompt(session_id=sid, prompt=[text("c checks")])).stop_reason == "end_turn"
-        assert [u.content.text for u in third.of("user_message_chunk")] == ["open the gate", "b goes on"]
+        assert [u.content.text for u in third.of("user_message_chunk")] == ["open the gate", "b goes on", "a is back"]
         assert_strict_pairing(model.requests[-1]["messages"])
     stored = [message for message, active in sessions.messages(sid) if active]
     assert_strict_pairing(stored)
@@ -183,7 +186,8 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
     assert said[:3] == [("user", "open the gate"), ("assistant", "Waiting at the gate."), ("tool", said[2][1])]
     assert "gate" not in str(said[2][1]).lower() or "opened" not in str(said[2][1]), "A's late tool result was not stored"
     assert said[3:] == [
-        ("user", "b goes on"), ("assistant", 'answered "b goes on"'), ("user", "c checks"), ("assistant", 'answered "c checks"'),
+        ("user", "b goes on"), ("assistant", 'answered "b goes on"'), ("user", "a is back"), ("assistant", 'answered "a is back"'),
+        ("user", "c checks"), ("assistant", 'answered "c checks"'),
     ]
     assert "a's late answer" not in json.dumps(sessions.messages(sid))
     log = (crow_home / "logs" / "crow.log").read_text()
