@@ -94,6 +94,7 @@ async def test_swapping_in_a_hard_link_to_outside_never_changes_outside(tmp_path
     assert swaps > 0
     answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(answers) == rounds * per_round
-    assert any(answer.startswith("Wrote victim.txt") for answer in answers)  # some writes went through
+    # Which writes meet a hard link depends on the scheduler; each gets one of the two answers, never a third.
+    assert all(answer.startswith("Wrote victim.txt") or "hard links" in answer for answer in answers), answers
     assert (outside / "target.txt").read_text() == "untouched\n"  # and none of them reached the outside inode
     assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]
