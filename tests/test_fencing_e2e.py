@@ -56,7 +56,10 @@ class Sessions:
     def writer_mid_transaction(self) -> bool:
         """Whether a connection is inside a transaction now (a stopped one would block every writer)."""
         if self.url:
-            busy = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+            busy = (
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend' AND xact_start IS NOT NULL"
+            )
             return self.query(busy)[0][0] > 0
         db = sqlite3.connect(self.home / "sessions.db", timeout=0)
         try:
