@@ -16,6 +16,7 @@ from acp import RequestError
 
 from .acp_updates import commands_update, replay_updates
 from .api import CrowCallbacks, OffersCommands, SlashCommand
+from .costs import shown_on_load
 from .history import StoredMessage
 from .history_rules import repair_entries
 from .hooks import run_hooks
@@ -152,6 +153,8 @@ class SessionOpening(OptionHandlers):
             return
         for event in held:
             await self._emit(event)
+        if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
+            await self._emit(usage)
         await report_failures(session)
         if self.conn and (commands := all_commands(session)):
             await self.conn.session_update(session_id=session_id, update=commands_update(commands))
