@@ -38,25 +38,29 @@ class ServerLists:
     async def _list_all(self) -> None:
         """Tools, prompts and resources; a server without prompts or resources just has none."""
         self.tools = await self._list_tools()
-        capabilities = self._client.server_capabilities
-        if capabilities.prompts:
-            self.prompts = await self._listed("list_prompts", "prompts")
-        if capabilities.resources:
-            self.resources = {str(r.uri) for r in await self._listed("list_resources", "resources")}
+        client = self._client
+        if client.server_capabilities.prompts:
+            self.prompts = await self._listed("prompts/list", client.list_prompts, lambda page: page.prompts)
+        if client.server_capabilities.resources:
+            listed = await self._listed("resources/list", client.list_resources, lambda page: page.resources)
+            self.resources = {str(r.uri) for r in listed}
 
-    async def _listed(self, method: str, field: str) -> list[Any]:
+    async def _listed(self, method: str, list_page: Callable[..., Awaitable[Any]], items: Callable[[Any], list[Any]]) -> list[Any]:
+        """Every page of an optional list, at most MAX_PAGES (a server whose cursor never ends still starts)."""
         from mcp import MCPError
 
-        items, cursor = [], None
+        found: list[Any] = []
+        cursor = None
         try:
-            while True:
-                page = await getattr(self._client, method)(cursor=cursor, cache_mode="refresh")
-                items += getattr(page, field)
+            for _ in range(MAX_PAGES):
+                page = await list_page(cursor=cursor, cache_mode="refresh")
+                found += items(page)
                 if not (cursor := page.next_cursor):
-                    return items
+                    return found
+            log.warning("MCP server %r: %s still had more after %d pages; crow keeps those", self.spec.name, method, MAX_PAGES)
         except (MCPError, TimeoutError, ValueError) as exc:  # an optional list (ValueError: a malformed one)
             log.warning("MCP server %r: %s failed: %s", self.spec.name, method, exc)
-            return items
+        return found
 
     async def _list_tools(self) -> list[McpTool]:
         tools, cursor = [], None
