@@ -26,6 +26,7 @@ from acp.schema import (
     Cost as AcpCost,
 )
 
+from .acp_connection import StreamedKind, StreamedText, channel_of
 from .api import SlashCommand
 from .events import (
     ActivityReported,
@@ -61,6 +62,10 @@ class AcpUpdates:
         self.activities: set[str] = set()
 
     async def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDelta | ThoughtDelta) and (channel := channel_of(self.conn)) is not None:
+            kind: StreamedKind = "agent_message_chunk" if isinstance(event, TextDelta) else "agent_thought_chunk"
+            await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))
+            return  # a streamed reply's chunks: no pydantic round trip (acp_connection.py)
         update = event_update(event)
         if isinstance(event, ActivityReported):
             # The first report of an activity starts a tool call; later ones update it.

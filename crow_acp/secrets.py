@@ -15,6 +15,7 @@ titles, plan steps) is redacted before the cut, so no part of a key is left at t
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -89,9 +90,15 @@ def dumps(value: Any, **options: Any) -> str:
     text = json.dumps(value, **options)
     values = key_values()
     ascii_only = options.get("ensure_ascii", True)
-    if any(value in text or json.dumps(value, ensure_ascii=ascii_only)[1:-1] in text for value in values):
+    if any(value in text or _escaped(value, ascii_only) in text for value in values):
         text = json.dumps(redact_json(value, values), **options)
     return text
+
+
+@functools.lru_cache(maxsize=64)
+def _escaped(value: str, ascii_only: bool) -> str:
+    """A key as it reads inside a JSON string (dumps runs for every line crow sends)."""
+    return json.dumps(value, ensure_ascii=ascii_only)[1:-1]
 
 
 _installed = False
