@@ -167,13 +167,14 @@ _server_python_env: dict[str, str] = {}
 def _server(env: Mapping[str, str]) -> socket.socket | None:
     """The control socket of this process's fork server (started on first use); None when crow must exec."""
     global _control, _process, _server_python_env
+    if _process is not None and _process.poll() is not None:
+        stop()  # it died (the test that saw it die failed): the next tests get a new one
     if _control is None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         server_env = {k: v for k, v in os.environ.items() if not k.startswith(("CROW_", "OPENAI_"))}
         _process = subprocess.Popen([sys.executable, str(FORKSERVER), str(theirs.fileno())], pass_fds=[theirs.fileno()],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=server_env)  # fmt: skip
         theirs.close()
-        atexit.register(stop)
         _control, _server_python_env = ours, _python_env(server_env)
     return _control if _python_env(env) == _server_python_env else None
 
@@ -187,6 +188,9 @@ def stop() -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             _process.wait(timeout=10)
     _control = _process = None
+
+
+atexit.register(stop)
 
 
 def _absolute(cwd: str | Path | None) -> str:
