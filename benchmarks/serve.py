@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from helpers import crow_env, text  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
-from serve_load import load_figures  # noqa: E402
+from serve_load import cpu_seconds, load_figures  # noqa: E402
 from serve_support import crow_serve, over_ws  # noqa: E402
 
 from crow_acp.history import EntryMeta, StoredMessage  # noqa: E402
@@ -89,12 +89,14 @@ async def concurrent_turns(servers: int, sessions: int, connections: int, databa
             tasks = [asyncio.create_task(one_connection(i)) for i in range(connections)]
             while len(opened) < connections:  # noqa: ASYNC110 (every session opens first: not measured)
                 await asyncio.sleep(0.05)
-            began = time.perf_counter()
+            cpu, began = sum(cpu_seconds(s.proc.pid) for s in served), time.perf_counter()
             start.set()
             await asyncio.gather(*tasks)
             wall = time.perf_counter() - began
+            cpu = sum(cpu_seconds(s.proc.pid) for s in served) - cpu
     assert len(times) == sessions, f"{len(times)} of {sessions} turns finished"
-    return {"turns/s": sessions / wall, "p50 ms": 1000 * percentile(times, 0.5), "p99 ms": 1000 * percentile(times, 0.99), "wall s": wall}
+    return {"turns/s": sessions / wall, "p50 ms": 1000 * percentile(times, 0.5), "p99 ms": 1000 * percentile(times, 0.99),
+            "wall s": wall, "server CPU ms/turn": 1000 * cpu / sessions}
 
 
 class _servers:

@@ -93,7 +93,7 @@ class SessionOpening(OptionHandlers):
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         if self.conn:
-            await (self.update_sink or OneByOne(self.conn)).send_updates(session_id, list(replay_updates(entries)))
+            await (self.update_sink or OneByOne(self.conn)).send_updates(session_id, replay_updates(entries))
 
     async def _restore(
         self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None

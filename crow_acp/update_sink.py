@@ -8,12 +8,12 @@ task switches and socket write per update.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 
 class UpdateSink(Protocol):
-    async def send_updates(self, session_id: str, updates: Sequence[Any]) -> None:
+    async def send_updates(self, session_id: str, updates: Iterable[Any]) -> None:
         """Sends `updates` (ACP session update models) in order; returns once they are queued ahead of
         anything the agent sends after (the load response among it)."""
 
@@ -24,6 +24,6 @@ class OneByOne:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
 
-    async def send_updates(self, session_id: str, updates: Sequence[Any]) -> None:
+    async def send_updates(self, session_id: str, updates: Iterable[Any]) -> None:
         for update in updates:
             await self.conn.session_update(session_id=session_id, update=update)

@@ -81,9 +81,9 @@ def test_batches_hold_the_sdks_own_notifications_in_order():
 
     updates = [AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=f"{i} ☃" * 500))
                for i in range(400)]
-    cut = batches("s1", updates)
+    cut = list(batches("s1", updates))
     assert len(cut) > 1 and all(sum(map(len, b.frames)) < BATCH_BYTES + 20_000 for b in cut)
     assert [frame for batch in cut for frame in batch.frames] == [encode_update("s1", u) for u in updates]
     first = cut[0].sse().split(b"\n\n")
     assert first[0] == b"data: " + encode_update("s1", updates[0]).encode() and first[-1] == b""
-    assert batches("s1", []) == []
+    assert list(batches("s1", [])) == []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,9 @@ from acp.meta import CLIENT_METHODS
 from acp.schema import SessionNotification
 from acp.utils import serialize_params
 
-BATCH_BYTES = 256 * 1024
-"""A replay is cut into batches of about this size: a huge one never becomes one huge write."""
+BATCH_BYTES = 64 * 1024
+"""A replay is cut into batches of about this size: the client reads the first while crow builds the next,
+and a huge replay never becomes one huge write."""
 
 Outbound = dict[str, Any]
 
@@ -50,8 +51,7 @@ def encode_update(session_id: str, update: Any) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
-def batches(session_id: str, updates: Sequence[Any]) -> list[UpdateBatch]:
-    out: list[UpdateBatch] = []
+def batches(session_id: str, updates: Iterable[Any]) -> Iterator[UpdateBatch]:
     frames: list[str] = []
     size = 0
     for update in updates:
@@ -59,11 +59,10 @@ def batches(session_id: str, updates: Sequence[Any]) -> list[UpdateBatch]:
         frames.append(frame)
         size += len(frame)
         if size >= BATCH_BYTES:
-            out.append(UpdateBatch(session_id, tuple(frames)))
+            yield UpdateBatch(session_id, tuple(frames))
             frames, size = [], 0
     if frames:
-        out.append(UpdateBatch(session_id, tuple(frames)))
-    return out
+        yield UpdateBatch(session_id, tuple(frames))
 
 
 class AgentEnd:
@@ -86,12 +85,14 @@ class AgentEnd:
             self._closed = True
             self._queue.put_nowait(None)
 
-    async def send_updates(self, session_id: str, updates: Sequence[Any]) -> None:
-        """UpdateSink: the replay, in batches, in its place among everything else the agent sends."""
-        if self._closed:
-            raise ConnectionError("Transport closed")
+    async def send_updates(self, session_id: str, updates: Iterable[Any]) -> None:
+        """UpdateSink: the replay, in batches, in its place among everything else the agent sends. Each
+        batch goes out while the next is built (the pump and the writer run at the sleep)."""
         for batch in batches(session_id, updates):
+            if self._closed:
+                raise ConnectionError("Transport closed")
             self._queue.put_nowait(batch)
+            await asyncio.sleep(0)
 
 
 class PumpEnd:
