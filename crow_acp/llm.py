@@ -213,7 +213,7 @@ def prewarm(model: ModelClient) -> None:
     initialize: a session/load right after it would replay slower, competing for the GIL."""
     if isinstance(model, OpenAIModelClient):
         try:
-            model._openai()
+            model._openai().chat.completions  # noqa: B018  # complete()'s module (titles), imported on first use
         except ConfigError:  # no API key: the first prompt says so
             pass
 
