@@ -57,7 +57,7 @@ class CrowConnection(ConnectionState):
         self._pump_side = pump_side  # type: ignore[assignment]  # it also yields UpdateBatches: _pump reads them
         # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
         self._agent_conn = AgentSideConnection(cast(Any, agent), server_side, listening=True, use_unstable_protocol=True)
-        if isinstance(agent, SessionOpening):  # a MultiAgent's replay goes through its members' connection
+        if isinstance(agent, SessionOpening):  # an AcpAgent; a MultiAgent replays through its conn, update by update
             agent.update_sink = server_side
         self.connection_stream: Stream = Stream()
         self.session_streams: dict[str, Stream] = {}  # type: ignore[assignment]
