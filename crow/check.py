@@ -39,7 +39,9 @@ class Report:
         self.broken = 0
 
     def _line(self, text: str) -> None:
-        sys.stdout.write(text + "\n")
+        from crow_acp.secrets import redact
+
+        sys.stdout.write(redact(text) + "\n")  # an error may quote a key (an endpoint URL that holds one, say)
 
     def section(self, title: str) -> None:
         self._line(f"\n{title}")
@@ -75,7 +77,9 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
             report.bad(line)
         return _verdict(report)
     from crow.logfile import log_to_file
+    from crow_acp.secrets import protect
 
+    protect(config)  # every profile's key variable, for the report and the log
     log_to_file(config.log_dir)
     _paths(report, home, config, cwd)
     report.section("config")

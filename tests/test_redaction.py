@@ -136,3 +136,21 @@ async def test_crow_run_shows_and_logs_no_key(tmp_path):
     assert MARK in out and f"leaky server starting with key {MARK}" in err  # the leaks were there, and shown redacted
     assert_clean("crow run's output", out + err)
     assert_clean("database and log", written(home))
+
+
+async def test_crow_check_reports_an_endpoint_url_without_its_key(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, 'model = "main"\n\n[models.main]\nmodel = "scripted"\napi_key_env = "CROW_TEST_MAIN_KEY"\n')
+    env = crow_env(home, f"http://127.0.0.1:{free_port()}/v1?key={KEY}", CROW_TEST_MAIN_KEY=KEY)
+    command = [sys.executable, "-m", "crow", "check", "--cwd", str(tmp_path)]
+    with anyio.fail_after(90):
+        done = await anyio.run_process(command, env=env, check=False, stdin=subprocess.DEVNULL)
+    out = done.stdout.decode() + done.stderr.decode()
+    assert done.returncode == 1 and f"/v1?key={MARK}" in out  # the dead endpoint is reported, its key redacted
+    assert_clean("crow check's report", out)
+    assert_clean("the log", written_log(home))
+
+
+def written_log(home: Path) -> str:
+    return b"".join(path.read_bytes() for path in home.rglob("*.log")).decode("utf-8", "replace")
