@@ -103,6 +103,7 @@ transport = "sse"
                 # a server that dies later only loses its own tools, and the user is told once
                 assert not unavailable(client, "echo")
                 assert (await conn.prompt(session_id=sid, prompt=[text("crash it")])).stop_reason == "end_turn"
+                await client.wait_for(lambda c: unavailable(c, "echo"))  # told as the SDK's cleanup ends, maybe after the turn
                 assert len(unavailable(client, "echo")) == 1
                 assert client.tool_updates("crash")[-1].status == "failed"
                 assert client.tool_updates("web")[-1].status == "completed"

@@ -85,6 +85,7 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
 
                 await conn.prompt(session_id=sid, prompt=[text("die")])
                 assert client.tool_updates("die1")[-1].status == "failed"
+                await client.wait_for(lambda c: steps(c, "MCP server 'live' is unavailable"))  # may follow the turn's end
                 [down] = steps(client, "MCP server 'live' is unavailable")
                 assert "restarts it once" in down.content[0].content.text
                 await conn.prompt(session_id=sid, prompt=[text("ping")])
@@ -96,6 +97,7 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
                 assert result == f"pong from {pids[1]}"
 
                 await conn.prompt(session_id=sid, prompt=[text("die again")])
+                await client.wait_for(lambda c: len(steps(c, "MCP server 'live' is unavailable")) >= 2)
                 await conn.prompt(session_id=sid, prompt=[text("and now?")])
     assert not any(name.startswith("live__") for name in tool_names(model.requests[-1]))  # restarted only once
     assert len(starts.read_text().split()) == 2
