@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
@@ -26,6 +27,10 @@ Status = Literal["connecting", "ready", "failed", "closed"]
 CLOSE_WAIT = 8.0
 """Seconds a close waits for the connection to end: the SDK's stdio shutdown of a server that ignores
 its stdin closing and SIGTERM takes up to 6.5 s (flush, 2 s after EOF, 2 s after SIGTERM, SIGKILL)."""
+STEADY_FOR = 600.0
+"""Seconds a server must have stayed up for its death to earn a new restart: a session that runs for
+days survives a server that crashes now and then, while one that dies right after each start is not
+restarted in a loop."""
 
 
 class McpServer(ServerLists):
@@ -45,6 +50,8 @@ class McpServer(ServerLists):
         self.died = False
         """It was ready, then its connection ended without crow closing it."""
         self.restarts = 0
+        self._spare_restart = True
+        self._up_since = 0.0
         self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
         """Called when the server becomes ready or its lists change (the host re-offers its prompts)."""
         self._client: Any = None
@@ -60,8 +67,8 @@ class McpServer(ServerLists):
 
     @property
     def restartable(self) -> bool:
-        """A stdio server that died after it started, and has not been restarted before."""
-        return self.died and self.status == "failed" and self.spec.transport == "stdio" and self.restarts == 0
+        """A stdio server that died after it started, and has a restart to spare (see STEADY_FOR)."""
+        return self.died and self.status == "failed" and self.spec.transport == "stdio" and self._spare_restart
 
     def start(self) -> None:
         """Start connecting in the background; never waits."""
@@ -95,6 +102,7 @@ class McpServer(ServerLists):
                 if self._task is not None:  # the dead connection's task must be gone before a new one starts
                     await asyncio.wait({self._task}, timeout=self.connect_timeout)
                 self.restarts += 1
+                self._spare_restart = False
                 self.status, self.error, self.died = "connecting", None, False
                 self._ready, self._closing = asyncio.Event(), asyncio.Event()
                 await self.connect()
@@ -115,7 +123,7 @@ class McpServer(ServerLists):
                 async with asyncio.TaskGroup() as calls:
                     self._calls = calls
                     listening = calls.create_task(self._listen())
-                    self.status = "ready"
+                    self.status, self._up_since = "ready", time.monotonic()
                     self._ready.set()
                     await self._closing.wait()
                     for task in (listening, *self._refreshes):
@@ -136,8 +144,10 @@ class McpServer(ServerLists):
                 self._told = asyncio.ensure_future(self.on_change(self))
 
     def _died(self) -> None:
+        if self.status == "ready" and time.monotonic() - self._up_since >= STEADY_FOR:
+            self._spare_restart = True  # it ran steadily: a crash now and then, not a crash loop
         self.died = self.died or self.status == "ready"
-        restart = self.spec.transport == "stdio" and self.restarts == 0
+        restart = self.spec.transport == "stdio" and self._spare_restart
         if restart and self.died:
             self._fail("the server stopped; crow restarts it once, at its next use")
         else:
@@ -152,7 +162,7 @@ class McpServer(ServerLists):
     def _connection_ended(self) -> None:
         """The server's side ended (it exited, or closed its connection) while crow still used it."""
         if not self._closing.is_set():
-            self._died()  # from now on its next use restarts it (a stdio server, once)
+            self._died()  # from now on its next use restarts it (a stdio server with a restart to spare)
             self._closing.set()
 
     def _fail(self, message: str) -> None:
