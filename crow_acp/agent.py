@@ -99,6 +99,9 @@ class AcpAgent(PromptTurns, SessionOpening):
         for session in sessions:
             self.pool.forget(session.id)
             await end_session(self.callbacks, session, "shutdown")
+        for task in list(self._background):  # a title still being asked must not outlive the model client
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.models.close()
         await self._close_store(sessions)
 

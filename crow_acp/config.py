@@ -125,7 +125,7 @@ class SessionsConfig(Section):
 
 
 class Timeouts(Section):
-    mcp_connect: float = Field(15.0, gt=0)
+    mcp_connect: float = Field(30.0, gt=0)
     """Seconds one MCP server may take to start and list its tools."""
     mcp_call: float = Field(120.0, gt=0)
     """Seconds one tool call may take."""

@@ -70,7 +70,9 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
     answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
-    assert any("victim.txt:1: inside" in answer for answer in answers)  # the searches did read the victim
+    # Whether a search met the file or the link depends on the scheduler (on a loaded machine, maybe always
+    # the link); either way each answer is about the victim, read inside or refused, never the outside.
+    assert any("victim.txt" in answer for answer in answers)
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == before  # nothing changed or added outside
     assert not [p for p in work.iterdir() if p.name.startswith(".crow-")]  # no temporary file left behind
 
@@ -123,7 +125,7 @@ async def test_swapping_a_folder_for_a_symlink_to_outside_never_leads_a_search_o
     answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
-    assert any("note.txt:1: inside" in answer for answer in answers)  # (in folder, or folder.real mid-swap)
+    assert any("note.txt" in answer or "folder" in answer for answer in answers)  # read inside or refused
 
 
 @pytest.mark.anyio
