@@ -6,6 +6,14 @@ def pytest_sessionfinish(session, exitstatus):
     spawn.stop()  # an xdist worker may end without running atexit
 
 
+def pytest_xdist_auto_num_workers(config):
+    """-n auto: one worker more than cores, since about a third of the suite's time is spent waiting (timeouts,
+    grace periods, signals), not computing. Measured on 2 cores: 158 s with 2 workers, 129 s with 3."""
+    import os
+
+    return (os.cpu_count() or 1) + 1
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

@@ -163,7 +163,7 @@ async def test_connection_request_and_size_limits_hold(crow_home, tmp_path):
 async def test_sigterm_lets_turns_finish_then_cancels_answers_and_releases(crow_home, tmp_path):
     script = [slow_turn("long"), slow_turn("quick", 1), Reply(text="finished in the grace period")]
     async with ScriptedModel(script) as model:
-        async with crow_serve(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT, "--grace", "10") as served:
+        async with crow_serve(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT, "--grace", "6") as served:
             first, second = RecordingClient(), RecordingClient()
             with anyio.fail_after(90):
                 async with over_http(first, served) as a, over_ws(second, served) as b:
