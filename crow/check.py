@@ -38,26 +38,26 @@ class Report:
     def __init__(self) -> None:
         self.broken = 0
 
-    def _line(self, text: str) -> None:
+    def line(self, text: str) -> None:
         from crow_acp.secrets import redact
 
         sys.stdout.write(redact(text) + "\n")  # an error may quote a key (an endpoint URL that holds one, say)
 
     def section(self, title: str) -> None:
-        self._line(f"\n{title}")
+        self.line(f"\n{title}")
 
     def item(self, name: str, value: str) -> None:
-        self._line(f"  {name:<10} {value}")
+        self.line(f"  {name:<10} {value}")
 
     def ok(self, text: str) -> None:
-        self._line(f"  ✓ {text}")
+        self.line(f"  ✓ {text}")
 
     def bad(self, text: str) -> None:
         self.broken += 1
-        self._line(f"  ✗ {text}")
+        self.line(f"  ✗ {text}")
 
     def warn(self, text: str) -> None:
-        self._line(f"  ⚠ {text}")
+        self.line(f"  ⚠ {text}")
 
 
 def check_command(agent: str | None, model: str | None, cwd: str) -> int:
@@ -66,7 +66,7 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
     from crow_acp.errors import ConfigError
 
     report = Report()
-    print(f"crow {_version()}")
+    report.line(f"crow {_version()}")
     home = crow_home()
     try:
         config = load_config(model=model)
@@ -97,7 +97,7 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
 
 
 def _verdict(report: Report) -> int:
-    print(f"\n{'nothing broken' if not report.broken else f'{report.broken} broken'}")
+    report.line(f"\n{'nothing broken' if not report.broken else f'{report.broken} broken'}")
     return OK if not report.broken else FAILED
 
 

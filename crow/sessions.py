@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import sys
 import time
 from typing import Any
 
 from crow.exits import FAILED, OK, USAGE, Exit
 
 PREVIEW_LINES = 6
+
+
+def _say(text: str) -> None:
+    """One line of the command's output. Stored model and tool text may hold escape sequences: shown as
+    \\xNN, as `crow run` shows them, so replaying a session cannot rewrite the terminal."""
+    from crow.run.view import printable
+
+    sys.stdout.write(printable(text) + "\n")
 
 
 def sessions_command(action: str, session_id: str | None) -> int:
@@ -62,7 +71,7 @@ async def _act_on(store: Any, action: str, session_id: str) -> None:
         _print_transcript(record, await store.load(session_id))
     else:
         await store.delete(session_id)  # refused while another crow process has it open
-        print(f"deleted session {session_id}")
+        _say(f"deleted session {session_id}")
 
 
 def _when(stamp: float) -> str:
@@ -71,13 +80,13 @@ def _when(stamp: float) -> str:
 
 def _print_list(records: list[Any]) -> None:
     if not records:
-        print("no stored sessions")
+        _say("no stored sessions")
         return
-    print(f"{'id':<32}  {'updated':<16}  {'title':<40}  directory")
+    _say(f"{'id':<32}  {'updated':<16}  {'title':<40}  directory")
     for record in records:
         title = (record.title or "(untitled)").replace("\n", " ")
         title = title if len(title) <= 40 else title[:39] + "…"
-        print(f"{record.id:<32}  {_when(record.updated_at):<16}  {title:<40}  {record.cwd}")
+        _say(f"{record.id:<32}  {_when(record.updated_at):<16}  {title:<40}  {record.cwd}")
 
 
 def _print_transcript(record: Any, entries: list[Any]) -> None:
@@ -85,19 +94,19 @@ def _print_transcript(record: Any, entries: list[Any]) -> None:
 
     from crow_acp.acp_updates import replay_updates
 
-    print(f"session {record.id} · {record.title or '(untitled)'}")
-    print(f"directory {record.cwd} · updated {_when(record.updated_at)}")
+    _say(f"session {record.id} · {record.title or '(untitled)'}")
+    _say(f"directory {record.cwd} · updated {_when(record.updated_at)}")
     last = None
     for update in replay_updates(entries):
         kind = update.session_update
         chunk = isinstance(update, UserMessageChunk | AgentMessageChunk | AgentThoughtChunk)
         text = update.content.text if chunk and isinstance(update.content, TextContentBlock) else None
         if kind == "user_message_chunk" and text is not None:
-            print(("" if last == kind else "\n") + "> " + text.replace("\n", "\n> "))
+            _say(("" if last == kind else "\n") + "> " + text.replace("\n", "\n> "))
         elif kind == "agent_thought_chunk" and text is not None:
-            print("\n│ " + text.replace("\n", "\n│ "))
+            _say("\n│ " + text.replace("\n", "\n│ "))
         elif kind == "agent_message_chunk" and text is not None:
-            print(("" if last == kind else "\n") + text)
+            _say(("" if last == kind else "\n") + text)
         elif kind == "tool_call":
             _print_tool(update)
         last = kind
@@ -108,11 +117,11 @@ def _print_tool(update: Any) -> None:
 
     state = ToolState(update.tool_call_id)
     state.merge(update)
-    print(f"⚙ {state.title} [{state.status}]")
+    _say(f"⚙ {state.title} [{state.status}]")
     lines = state.lines()
     for line in lines[:PREVIEW_LINES]:
-        print("  " + line)
+        _say("  " + line)
     if len(lines) > PREVIEW_LINES:
-        print(f"  … {len(lines) - PREVIEW_LINES} more lines")
+        _say(f"  … {len(lines) - PREVIEW_LINES} more lines")
     for diff in state.diffs():
-        print(f"  diff {diff.path}")
+        _say(f"  diff {diff.path}")

@@ -28,7 +28,7 @@ def test_list_show_and_delete(crow_home: Path, tmp_path: Path):
     script = [
         Reply(text="Adding.", reasoning="Use the tool.", tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2})]),
         Reply(text="It is 42."),
-        Reply(text="Hello there."),
+        Reply(text="Hello there.\x1b[2J\x1b]0;owned\x07"),  # escape sequences from a hostile model
     ]
     with ScriptedModel(script, default=Reply(text="title")) as model:
         env = crow_env(crow_home, model.base_url)
@@ -51,6 +51,10 @@ def test_list_show_and_delete(crow_home: Path, tmp_path: Path):
     order = ["> what is 40 + 2?", "│ Use the tool.", "Adding.", "⚙ add (echo) [completed]", "  42", "It is 42."]
     positions = [text.index(part) for part in order]
     assert positions == sorted(positions), text
+
+    hello = crow(env, "sessions", "show", two).stdout
+    assert "\x1b" not in hello and "\x07" not in hello, "a replayed session cannot rewrite the terminal"
+    assert "Hello there.\\x1b[2J\\x1b]0;owned\\x07" in hello
 
     deleted = crow(env, "sessions", "delete", one)
     assert deleted.returncode == 0 and deleted.stdout == f"deleted session {one}\n", deleted.stderr
