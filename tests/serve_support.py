@@ -78,12 +78,13 @@ async def initialize(conn: Any) -> Any:
     )
 
 
-@asynccontextmanager
-async def over_http(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
-    from acp.http import create_http_stream
+def _bearer(token: str | None) -> dict[str, str] | None:
+    return {"Authorization": f"Bearer {token}"} if token else None
 
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    transport = create_http_stream(served.acp, headers=headers)
+
+@asynccontextmanager
+async def _connected(client: Any, transport: Any) -> AsyncIterator[Any]:
+    """An initialized SDK client connection over `transport`, closed with it."""
     conn = connect_to_agent(client, transport, use_unstable_protocol=True)
     try:
         await initialize(conn)
@@ -91,18 +92,19 @@ async def over_http(client: Any, served: Served, token: str | None = None) -> As
     finally:
         await conn.close()
         await transport.close()
+
+
+@asynccontextmanager
+async def over_http(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
+    from acp.http import create_http_stream
+
+    async with _connected(client, create_http_stream(served.acp, headers=_bearer(token))) as conn:
+        yield conn
 
 
 @asynccontextmanager
 async def over_ws(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
     from acp.ws.client import create_websocket_stream
 
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    transport = await create_websocket_stream(served.ws, headers=headers)
-    conn = connect_to_agent(client, transport, use_unstable_protocol=True)
-    try:
-        await initialize(conn)
+    async with _connected(client, await create_websocket_stream(served.ws, headers=_bearer(token))) as conn:
         yield conn
-    finally:
-        await conn.close()
-        await transport.close()
