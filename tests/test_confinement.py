@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
-import sys
 import textwrap
 
 import pytest
 from editor_support import EDITOR_CAPS, EditorClient, drive, final, results
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import RecordingClient
+from swap_support import tool_answers_while_swapping
 
-from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from crow_acp.testing import Reply, ToolCall
 
 SWAPPER = textwrap.dedent(
     """
@@ -45,11 +44,6 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
     before = {p.name: p.read_bytes() for p in outside.iterdir()}
     victim = work / "victim.txt"
     victim.write_text("inside\n")
-    stop = tmp_path / "stop"
-    swapper = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", SWAPPER, str(victim), str(outside / "secret.txt"), str(outside / "target.txt"), str(stop),
-        stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
     rounds, per_round = 8, 18
     calls = (  # read, write and search in parallel; a search looks for the outside file's text by name
         lambda r, i: ToolCall("read_file", {"path": "victim.txt"}, id=f"c{r}-{i}"),
@@ -58,16 +52,8 @@ async def test_swapping_a_file_for_a_symlink_to_outside_never_reaches_outside(tm
                               {"pattern": "OUTSIDE", "path": "victim.txt"}, id=f"c{r}-{i}"),
     )  # fmt: skip
     script = [Reply(tool_calls=[calls[i % 3](r, i) for i in range(per_round)]) for r in range(rounds)]
-    try:
-        with ScriptedModel(script, default=Reply(text="done")) as model:
-            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
-                session = await conn.new_session(cwd=str(work), mcp_servers=[])
-                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
-    finally:
-        stop.touch()
-        swaps = int((await swapper.communicate())[0])
-    assert swaps > 0
-    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    args = [str(victim), str(outside / "secret.txt"), str(outside / "target.txt")]
+    answers = await tool_answers_while_swapping(tmp_path, work, SWAPPER, args, script)
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
     # Whether a search met the file or the link depends on the scheduler (on a loaded machine, maybe always
@@ -106,23 +92,10 @@ async def test_swapping_a_folder_for_a_symlink_to_outside_never_leads_a_search_o
     for index in range(20):  # files before and after the one named like the outside one
         (work / "folder" / f"a{index:02}.txt").write_text("inside\n")
     (work / "folder" / "note.txt").write_text("inside\n")
-    stop = tmp_path / "stop"
-    swapper = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", DIR_SWAPPER, str(work / "folder"), str(outside), str(stop), stdout=asyncio.subprocess.PIPE
-    )  # fmt: skip
     rounds, per_round = 6, 8
     search = {"pattern": "OUTSIDE-SECRET|inside", "max_results": 500}
     script = [Reply(tool_calls=[ToolCall("search_files", search, id=f"s{r}-{i}") for i in range(per_round)]) for r in range(rounds)]
-    try:
-        with ScriptedModel(script, default=Reply(text="done")) as model:
-            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
-                session = await conn.new_session(cwd=str(work), mcp_servers=[])
-                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
-    finally:
-        stop.touch()
-        swaps = int((await swapper.communicate())[0])
-    assert swaps > 0
-    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    answers = await tool_answers_while_swapping(tmp_path, work, DIR_SWAPPER, [str(work / "folder"), str(outside)], script)
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
     assert any("note.txt" in answer or "folder" in answer for answer in answers)  # read inside or refused

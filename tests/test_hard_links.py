@@ -5,15 +5,14 @@ even when a regular file is swapped for a hard link to outside between crow's ch
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
 import textwrap
 
 import pytest
 from acp.schema import ResourceContentBlock
 from editor_support import EDITOR_CAPS, EditorClient, asked, results
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import crow_env, run_crow, text
+from swap_support import tool_answers_while_swapping
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -75,24 +74,13 @@ async def test_swapping_in_a_hard_link_to_outside_never_changes_outside(tmp_path
     work, outside = tmp_path / "work", tmp_path / "outside"
     work.mkdir(), outside.mkdir()
     (outside / "target.txt").write_text("untouched\n")
-    victim, stop = work / "victim.txt", tmp_path / "stop"
+    victim = work / "victim.txt"
     victim.write_text("inside\n")
-    swapper = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", SWAPPER, str(victim), str(outside / "target.txt"), str(stop), stdout=asyncio.subprocess.PIPE
-    )
     rounds, per_round = 6, 12
     writes = [[ToolCall("write_file", {"path": "victim.txt", "content": f"written {r}-{i}\n"}, id=f"w{r}-{i}")
                for i in range(per_round)] for r in range(rounds)]  # fmt: skip
-    try:
-        with ScriptedModel([Reply(tool_calls=calls) for calls in writes], default=Reply(text="done")) as model:
-            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
-                session = await conn.new_session(cwd=str(work), mcp_servers=[])
-                assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
-    finally:
-        stop.touch()
-        swaps = int((await swapper.communicate())[0])
-    assert swaps > 0
-    answers = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    script = [Reply(tool_calls=calls) for calls in writes]
+    answers = await tool_answers_while_swapping(tmp_path, work, SWAPPER, [str(victim), str(outside / "target.txt")], script)
     assert len(answers) == rounds * per_round
     # Which writes meet a hard link depends on the scheduler; each gets one of the two answers, never a third.
     assert all(answer.startswith("Wrote victim.txt") or "hard links" in answer for answer in answers), answers
