@@ -123,17 +123,16 @@ class CrowConnection(ConnectionState):
 
     async def _route_response(self, message: dict[str, Any]) -> None:
         key = message_id_key(message.get("id"))
+        session_id = None
         if key is not None:
             self.in_flight.discard(key)
             self.prompts.pop(key, None)
             session_id = self._reopening.pop(key, None)
             if session_id is not None and isinstance(message.get("result"), dict):
                 message = {**message, "result": {**message["result"], "sessionId": session_id}}
-            if session_id is not None:
-                await super()._route_response(message)
-                self.registration(session_id).set()
-                return
         await super()._route_response(message)
+        if session_id is not None:  # a reopened session: its stream may open now
+            self.registration(session_id).set()
 
     async def close(self) -> None:
         await super().close()
@@ -158,7 +157,7 @@ class CrowRegistry(ConnectionRegistry):
         return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
+        return self.create()  # every connection is multiplexed (see the module's docstring)
 
     def _add(self, state: CrowConnection) -> CrowConnection:
         state.start()
