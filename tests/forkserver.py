@@ -1,10 +1,14 @@
-"""A fork server for `python -m crow ARGS` in the tests (see tests/README.md; the client is tests/spawn.py).
+"""A fork server for the Python processes the tests start (see tests/README.md; clients: spawn.py, launch.py).
 
-Every `crow acp` the tests start would spend ~1.5 CPU-seconds importing acp, mcp, openai and crow. This
-process imports them once, then forks a child per request. The child takes the stdin, stdout and
-stderr fds the test sent (SCM_RIGHTS), its environment, cwd and argv, and runs `crow` exactly as
-`python -m crow` does (runpy). The test gets the real pid and a pidfd to signal it; the child's wait
-status comes back on the request's own socket.
+Every `crow acp` the tests start would spend ~1.5 CPU-seconds importing acp, mcp, openai and crow; a
+`crow run` as much again (rich, the ACP client), and an MCP server built on the SDK ~1 CPU-second. This
+process imports all of that once, then forks a child per request. A request comes on its own
+connection to the server's Unix socket. The child takes the three stdio fds the request carried
+(SCM_RIGHTS), its environment, cwd, argv and ignored signals, and runs `python -m MODULE ARGS` or
+`python SCRIPT ARGS` exactly as the interpreter would (runpy). The requester gets the child's pid and
+a pidfd; the child's wait status comes back on the same connection. When the requester goes away
+(its end of the connection closes) before the child ends, the child is killed: a launcher (launch.py)
+killed by SIGKILL takes its child with it, as a real process would go.
 
 It stays single-threaded with no event loop, so fork() is safe. It exits when the test process
 closes the control socket, killing any child still running.
@@ -13,6 +17,7 @@ closes the control socket, killing any child still running.
 from __future__ import annotations
 
 import array
+import contextlib
 import gc
 import importlib
 import json
@@ -26,13 +31,16 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-# What `crow acp` imports while it serves (the libraries come with them). Not crow.run: it pulls in
-# rich, which a test checks `crow acp` never imports; not crow_acp.testing or crow_acp.web either.
-PACKAGES = ("crow_acp", "crow_skills", "crow_compact", "crow_prompt")
-SKIP = ("crow_acp.testing", "crow_acp.web")
-MODULES = ("crow.cli", "crow.agent_loader", "crow.presets", "crow.serve_cmd", "mcp.client.stdio",
-           "mcp.client.streamable_http", "mcp.client.sse", "openai", "sqlite3")  # fmt: skip
-MAX_FDS = 4  # stdin, stdout, stderr, the request's reply socket
+# What `crow acp`, `crow run` and the SDK's MCP servers import while they serve (the libraries come with
+# them). Not crow_acp.testing or crow_acp.web: a test checks that `crow acp` starts without them.
+PACKAGES = ("crow_acp", "crow_skills", "crow_compact", "crow_prompt", "crow")
+SKIP = ("crow_acp.testing", "crow_acp.web", "crow.__main__")
+MODULES = ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse", "openai", "sqlite3",
+           "mcp.server.mcpserver", "mcp.server.stdio", "rich.live", "rich.console", "rich.markup")  # fmt: skip
+STDIO_FDS = 3
+# Variables the interpreter reads only to set what become() sets itself; any other PYTHON* variable
+# that differs from the server's makes the requester exec for real.
+EMULATED = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
 
 
 def warm() -> None:
@@ -47,104 +55,168 @@ def warm() -> None:
     gc.freeze()  # the children share these pages: a GC pass in them must not copy them
 
 
+def interpreter_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables that act at interpreter start-up, less those a forked child emulates."""
+    return {k: v for k, v in env.items() if k.startswith("PYTHON") and k not in EMULATED}
+
+
+@dataclass
+class Child:
+    pid: int
+    pidfd: int
+    conn: socket.socket
+
+
 @dataclass
 class Server:
     control: socket.socket
+    listener: socket.socket
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
-    children: dict[int, tuple[int, socket.socket]] = field(default_factory=dict)  # pidfd -> (pid, reply)
+    children: dict[int, Child] = field(default_factory=dict)  # by pidfd
+    by_conn: dict[int, Child] = field(default_factory=dict)  # by the requester's connection fd
 
     def run(self) -> dict | None:
         """Serve requests; returns the request in a forked child, None in the server when it is told to stop."""
-        self.selector.register(self.control, selectors.EVENT_READ)
+        self.selector.register(self.control, selectors.EVENT_READ, "control")
+        self.selector.register(self.listener, selectors.EVENT_READ, "listener")
         while True:
             for key, _ in self.selector.select():
-                if key.fileobj is self.control:
-                    message, fds = receive(self.control)
-                    if not message:
+                if key.data == "control":
+                    if not self.control.recv(1):
                         self.stop()
                         return None
-                    if (request := self.fork(json.loads(message), fds)) is not None:
+                elif key.data == "listener":
+                    if (request := self.accept()) is not None:
                         return request
-                else:
+                elif key.data == "pidfd":
                     self.reap(key.fd)
+                else:  # the requester closed its connection: its child goes too
+                    child = self.by_conn[key.fd]
+                    self.selector.unregister(child.conn)
+                    del self.by_conn[key.fd]
+                    with contextlib.suppress(ProcessLookupError):  # it may have ended already
+                        signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
 
-    def fork(self, request: dict, fds: list[int]) -> dict | None:
-        stdin, stdout, stderr, reply_fd = fds  # the client always sends these four
-        reply = socket.socket(fileno=reply_fd)
+    def accept(self) -> dict | None:
+        conn, _ = self.listener.accept()
+        message, fds = receive(conn)
+        if not message or len(fds) != STDIO_FDS:
+            close_fds(fds)
+            conn.close()
+            return None
+        request = json.loads(message)
+        if interpreter_env(request["env"]) != interpreter_env(dict(os.environ)):
+            close_fds(fds)
+            conn.send(json.dumps({"exec": True}).encode())  # the interpreter itself must read them
+            conn.close()
+            return None
+        return self.fork(request, fds, conn)
+
+    def fork(self, request: dict, fds: list[int], conn: socket.socket) -> dict | None:
         assert threading.active_count() == 1, "fork needs a single-threaded server"
         pid = os.fork()
         if pid == 0:
             self.close_all()
-            reply.close()
-            for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            conn.close()
+            for fd, target in zip(fds, (0, 1, 2), strict=True):
                 os.dup2(fd, target)
-            for fd in {stdin, stdout, stderr} - {0, 1, 2}:
-                os.close(fd)
+            close_fds(set(fds) - {0, 1, 2})
             return request
-        for fd in (stdin, stdout, stderr):
-            os.close(fd)
+        close_fds(fds)
         pidfd = os.pidfd_open(pid)
-        reply.sendmsg(
+        conn.sendmsg(
             [json.dumps({"pid": pid}).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))]
         )
-        self.children[pidfd] = (pid, reply)
-        self.selector.register(pidfd, selectors.EVENT_READ)
+        child = Child(pid, pidfd, conn)
+        self.children[pidfd] = self.by_conn[conn.fileno()] = child
+        self.selector.register(pidfd, selectors.EVENT_READ, "pidfd")
+        self.selector.register(conn, selectors.EVENT_READ, "conn")
         return None
 
     def reap(self, pidfd: int) -> None:
-        pid, reply = self.children.pop(pidfd)
+        child = self.children.pop(pidfd)
         self.selector.unregister(pidfd)
         os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        try:
-            reply.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
-        except OSError:
-            pass  # the test is gone: nobody waits for this status
-        reply.close()
+        _, status = os.waitpid(child.pid, 0)
+        if self.by_conn.pop(child.conn.fileno(), None) is not None:
+            self.selector.unregister(child.conn)
+            try:
+                child.conn.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
+            except OSError:
+                pass  # the requester is gone: nobody waits for this status
+        child.conn.close()
 
     def close_all(self) -> None:
-        """In a child: drop every fd the server holds (an exec'd crow would not have them)."""
+        """In a child: drop every fd the server holds (an exec'd process would not have them)."""
         self.selector.close()
         self.control.close()
-        for pidfd, (_, reply) in self.children.items():
-            os.close(pidfd)
-            reply.close()
+        self.listener.close()
+        for child in self.children.values():
+            os.close(child.pidfd)
+            child.conn.close()
 
     def stop(self) -> None:
-        for pidfd in list(self.children):
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        for pidfd, child in list(self.children.items()):
+            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
             self.reap(pidfd)
 
 
 def receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     fds = array.array("i")
-    message, ancillary, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(MAX_FDS * fds.itemsize))
+    message, ancillary, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * fds.itemsize))
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
     return message, list(fds)
 
 
-def become(request: dict) -> None:
-    """In the child: take the request's environment, cwd and argv, then run crow as `python -m crow` does."""
+def close_fds(fds: object) -> None:
+    for fd in fds:  # type: ignore[attr-defined]
+        os.close(fd)
+
+
+def become(request: dict, launcher: str) -> None:
+    """In the child: take the request's environment, cwd, argv and ignored signals, then run what
+    `python ARGV` runs. A `crow run` starts its own `crow acp` through `launcher`, so that one is forked too."""
     import runpy
 
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    for number in request.get("ignored", []):  # exec keeps an ignored signal ignored
+        signal.signal(number, signal.SIG_IGN)
+    _emulate_start_up(request["env"])
     tempfile.tempdir = None  # computed again from this environment's TMPDIR
-    sys.path[0] = os.getcwd()  # what `python -m` puts first
-    sys.argv = ["-m", *request["args"]]  # runpy replaces argv[0] with crow/__main__.py
-    runpy.run_module("crow", run_name="__main__", alter_sys=True)
+    argv = request["args"]
+    if argv[0] == "-m":
+        if argv[1:3] == ["crow", "run"]:
+            sys.executable = launcher
+        sys.path[0] = os.getcwd()  # what `python -m` puts first
+        sys.argv = ["-m", *argv[2:]]  # runpy replaces argv[0] with the module's file
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+        sys.argv = list(argv)
+        runpy.run_path(argv[0], run_name="__main__")
+
+
+def _emulate_start_up(env: dict[str, str]) -> None:
+    """What PYTHONDONTWRITEBYTECODE and PYTHONUNBUFFERED would have set at start-up."""
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(write_through=unbuffered)  # type: ignore[attr-defined]
 
 
 def main() -> None:
-    warm()
-    server = Server(socket.socket(fileno=int(sys.argv[1])))
+    control = socket.socket(fileno=int(sys.argv[1]))
+    listener = socket.socket(fileno=int(sys.argv[2]))
+    warm()  # requests wait in the listen queue meanwhile
+    server = Server(control, listener)
     request = server.run()
     if request is not None:
         del server
-        become(request)
+        become(request, sys.argv[3])
 
 
 if __name__ == "__main__":

@@ -110,11 +110,31 @@ def text(value: str) -> Any:
 # MCP servers for the tests
 TESTS = Path(__file__).resolve().parent
 ECHO_SERVER = TESTS / "mcp_servers" / "echo_server.py"
-TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 
 def echo_stdio(name: str = "echo", *extra_args: str) -> McpServerStdio:
-    return McpServerStdio(name=name, command=sys.executable, args=[str(ECHO_SERVER), *extra_args], env=[])
+    """The echo server, forked by the fork server (spawn.python(); CROW_TEST_EXEC=1 execs it)."""
+    return McpServerStdio(name=name, command=spawn.python(), args=[str(ECHO_SERVER), *extra_args], env=[])
+
+
+def time_server() -> list[str]:
+    """The published MCP time server (mcp-server-time), forked like echo_stdio()."""
+    return [spawn.python(), "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+def echo_entry(name: str = "echo") -> dict[str, Any]:
+    """echo_stdio() as the raw JSON of session/new's mcpServers."""
+    return {"name": name, "command": spawn.python(), "args": [str(ECHO_SERVER)], "env": []}
+
+
+def echo_toml(name: str = "echo") -> str:
+    """echo_stdio() as a config.toml table."""
+    return f"[mcp_servers.{name}]\ncommand = {json.dumps(spawn.python())}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n"
+
+
+def crow_command(*args: str) -> list[str]:
+    """`python -m crow ARGS` for a test that starts crow itself (a CLI command, a terminal): forked when it can be."""
+    return [spawn.python(), "-m", "crow", *args]
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from helpers import ECHO_SERVER, TESTS, write_config
+from helpers import TESTS, echo_entry, write_config
 from history_checks import assert_history_valid, assert_requests_valid, stored_rows
 from raw_wire import RawCrow
 
@@ -19,7 +19,7 @@ from crow_acp.testing import Entry, ScriptedModel
 
 FAULTY = TESTS / "mcp_servers" / "faulty_server.py"
 SERVERS = [
-    {"name": "echo", "command": sys.executable, "args": [str(ECHO_SERVER)], "env": []},
+    echo_entry(),
     {"name": "faulty", "command": sys.executable, "args": [str(FAULTY)], "env": []},
 ]
 FOLLOW_UP = "still there?"

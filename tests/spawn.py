@@ -14,17 +14,20 @@ import atexit
 import contextlib
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from forkserver import receive
+from forkserver import interpreter_env, receive
 
 FORKSERVER = Path(__file__).resolve().parent / "forkserver.py"
+LAUNCHER = Path(__file__).resolve().parent / "launch.py"
 EXEC_ALL = os.environ.get("CROW_TEST_EXEC") == "1"
 
 
@@ -70,19 +73,21 @@ class ForkedProcess:
         self._loop.add_reader(reply, self._poll)
 
     @classmethod
-    async def fork(cls, control: socket.socket, args: list[str], env: dict, cwd: str, limit: int) -> ForkedProcess:
+    async def fork(cls, server: str, args: list[str], env: dict, cwd: str, limit: int) -> ForkedProcess:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
-        reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        request = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
+        reply = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        reply.setblocking(False)
+        request = json.dumps({"args": ["-m", "crow", *args], "env": env, "cwd": cwd}).encode()
         try:
-            fds = array.array("i", [stdin_r, stdout_w, 2, theirs.fileno()])
-            control.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            await asyncio.get_running_loop().sock_connect(reply, server)
+            fds = array.array("i", [stdin_r, stdout_w, 2])
+            reply.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
         finally:
-            os.close(stdin_r), os.close(stdout_w), theirs.close()
+            os.close(stdin_r), os.close(stdout_w)
         message, fds = await _receive(reply)
-        if not message:
-            raise RuntimeError("the fork server exited; run with CROW_TEST_EXEC=1 to see crow start for real")
+        if not message or "pid" not in json.loads(message):
+            raise RuntimeError("the fork server did not fork; run with CROW_TEST_EXEC=1 to see crow start for real")
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=limit)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdout_r, "rb", 0))
@@ -161,33 +166,70 @@ async def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
 
 _control: socket.socket | None = None
 _process: subprocess.Popen | None = None
+_socket_dir: tempfile.TemporaryDirectory | None = None
 _server_python_env: dict[str, str] = {}
 
 
-def _server(env: Mapping[str, str]) -> socket.socket | None:
-    """The control socket of this process's fork server (started on first use); None when crow must exec."""
-    global _control, _process, _server_python_env
+def _server(env: Mapping[str, str]) -> str | None:
+    """The socket path of this process's fork server (started on first use); None when crow must exec."""
+    _ensure_server()
+    return _socket_path() if interpreter_env(dict(env)) == _server_python_env else None
+
+
+def python() -> str:
+    """What to run instead of sys.executable for `-m crow ...` or an MCP server script: a process forked
+    by the fork server when it can give one (launch.py), an exec'd interpreter otherwise."""
+    if EXEC_ALL:
+        return sys.executable
+    _ensure_server()
+    return python_path()
+
+
+def _ensure_server() -> None:
+    global _control, _process, _socket_dir, _server_python_env
     if _process is not None and _process.poll() is not None:
         stop()  # it died (the test that saw it die failed): the next tests get a new one
     if _control is None:
+        _socket_dir = tempfile.TemporaryDirectory(prefix="crow-fork-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(_socket_path())  # bound here: a request made before the server is up waits in its queue
+        listener.listen(64)
         server_env = {k: v for k, v in os.environ.items() if not k.startswith(("CROW_", "OPENAI_"))}
-        _process = subprocess.Popen([sys.executable, str(FORKSERVER), str(theirs.fileno())], pass_fds=[theirs.fileno()],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=server_env)  # fmt: skip
+        fds = [theirs.fileno(), listener.fileno()]
+        command = [sys.executable, str(FORKSERVER), *map(str, fds), python_path()]
+        _process = subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    env=server_env)  # fmt: skip
         theirs.close()
-        _control, _server_python_env = ours, _python_env(server_env)
-    return _control if _python_env(env) == _server_python_env else None
+        listener.close()
+        _control, _server_python_env = ours, interpreter_env(server_env)
+        shim = Path(python_path())
+        shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(LAUNCHER))} "
+                        f"{shlex.quote(_socket_path())} \"$@\"\n")  # fmt: skip
+        shim.chmod(0o755)
+
+
+def _socket_path() -> str:
+    assert _socket_dir is not None
+    return os.path.join(_socket_dir.name, "server")
+
+
+def python_path() -> str:
+    assert _socket_dir is not None
+    return os.path.join(_socket_dir.name, "python")
 
 
 def stop() -> None:
     """Close the control socket (the server kills what still runs and exits) and reap the server, so
     that its CPU time and its children's count in this process's (time -v, getrusage)."""
-    global _control, _process
+    global _control, _process, _socket_dir
     if _control is not None and _process is not None:
         _control.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             _process.wait(timeout=10)
-    _control = _process = None
+    if _socket_dir is not None:
+        _socket_dir.cleanup()
+    _control = _process = _socket_dir = None
 
 
 atexit.register(stop)
@@ -197,6 +239,3 @@ def _absolute(cwd: str | Path | None) -> str:
     return os.path.abspath(cwd if cwd is not None else os.getcwd())
 
 
-def _python_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables the interpreter reads at start-up: a child forked from a server without them differs."""
-    return {k: v for k, v in env.items() if k.startswith("PYTHON")}

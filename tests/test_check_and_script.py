@@ -10,19 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ECHO_SERVER, crow_env, free_port
+from helpers import crow_command, crow_env, echo_toml, free_port
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ScriptError, ToolCall, load_script
 
 
 def crow(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "crow", *args], env=env, cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(crow_command(*args), env=env, cwd=cwd, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=90)
 
 
 def test_crow_check_reports_each_part_and_fails_on_a_broken_one(crow_home, tmp_path):
     (crow_home / "config.toml").write_text(
-        f"[mcp_servers.echo]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n"
+        echo_toml() +
         '[mcp_servers.gone]\ncommand = "no-such-mcp-server-here"\n'
         '[permissions.tools]\n"echo__*" = "allow"\n"shel__rm" = "deny"\n'
     )

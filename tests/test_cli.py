@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import anyio
 import pytest
-from helpers import ECHO_SERVER, crow_env, write_config
+from helpers import crow_command, crow_env, echo_toml, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
-ECHO_CONFIG = f"[mcp_servers.echo]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n"
-
-
 async def crow(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     with anyio.fail_after(60):
-        return await anyio.run_process([sys.executable, "-m", "crow", *args], env=env, check=False,
+        return await anyio.run_process(crow_command(*args), env=env, check=False,
                                        stdin=subprocess.DEVNULL if stdin is None else None, input=stdin)
 
 
 async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
-    write_config(crow_home, ECHO_CONFIG)
+    write_config(crow_home, echo_toml())
     script = [
         Reply(text="Adding them up.", reasoning="Use the tool.", tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2}, id="sum")]),
         Reply(text="The sum is 42.", chunks=4),
@@ -43,7 +39,7 @@ async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
 
 
 async def test_format_json_prints_one_object_per_event(crow_home, tmp_path):
-    write_config(crow_home, ECHO_CONFIG)
+    write_config(crow_home, echo_toml())
     script = [
         Reply(text="Adding.", reasoning="Hmm.", tool_calls=[ToolCall("echo__add", {"a": 1, "b": 2}, id="c1")], chunks=1),
         Reply(text="3.", chunks=1),

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import crow_env
+from helpers import crow_command, crow_env
 
 from crow_acp.testing import Fault, Reply, ScriptedModel
 
@@ -17,7 +17,7 @@ UNUSED_URL = "http://127.0.0.1:9/v1"  # nothing answers: these runs must stop be
 
 
 def crow(env: dict[str, str], *args: str, cwd: Path | None = None, module: str = "crow") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(crow_command(*args) if module == "crow" else [sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=90)
 
 

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import sqlite3
-import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+import spawn
 from acp import RequestError
 from acp.schema import McpServerStdio
 from helpers import CORE_AGENT, TESTS, RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
@@ -133,7 +133,7 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
     write_config(crow_home, f"[store]\nlease_ttl = {1 if path == 'renewal' else 3600}\n")
     gate = tmp_path / "gate"
     cwd = str(tmp_path)
-    gate_server = McpServerStdio(name="gate", command=sys.executable, args=[str(GATE_SERVER)], env=[])
+    gate_server = McpServerStdio(name="gate", command=spawn.python(), args=[str(GATE_SERVER)], env=[])
     async with ScriptedModel(default=respond(gate)) as model:
         env = crow_env(crow_home, model.base_url, **({"CROW_DATABASE_URL": sessions.url} if sessions.url else {}))
         first, second = RecordingClient(), RecordingClient()

@@ -12,13 +12,13 @@ import anyio
 import pytest
 from acp.schema import McpServerStdio
 from helpers import (
-    TIME_SERVER,
     RecordingClient,
     crow_env,
     echo_remote,
     echo_stdio,
     run_crow,
     text,
+    time_server,
     tool_names,
     write_config,
 )
@@ -79,8 +79,8 @@ async def test_tool_round_trip_over_every_transport(crow_home, tmp_path):
             crow_home,
             f"""
 [mcp_servers.time]
-command = {json.dumps(TIME_SERVER[0])}
-args = {json.dumps(TIME_SERVER[1:])}
+command = {json.dumps(time_server()[0])}
+args = {json.dumps(time_server()[1:])}
 
 [mcp_servers.cfgsse]
 url = "{events.url}"

@@ -3,12 +3,12 @@ a server that dies and is restarted once, MCP prompts as slash commands, MCP res
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import spawn
 from acp.schema import McpServerStdio, ResourceContentBlock
 from helpers import RecordingClient, crow_env, run_crow, text, tool_names
 
@@ -20,7 +20,7 @@ CONNECTING = "Connecting to MCP servers"
 
 
 def live(*args: str, name: str = "live") -> McpServerStdio:
-    return McpServerStdio(name=name, command=sys.executable, args=[str(LIVE), *args], env=[])
+    return McpServerStdio(name=name, command=spawn.python(), args=[str(LIVE), *args], env=[])
 
 
 def steps(client: RecordingClient, title: str) -> list[Any]:

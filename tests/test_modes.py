@@ -3,11 +3,11 @@ each mode lets run (plan mode against tools that lie about being read-only)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import anyio
 import pytest
+import spawn
 from acp import RequestError
 from acp.schema import McpServerStdio
 from helpers import (
@@ -30,7 +30,8 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE = McpServerStdio(name="hostile", command=sys.executable, args=[str(TESTS / "mcp_servers" / "hostile_server.py")], env=[])
+def hostile() -> McpServerStdio:
+    return McpServerStdio(name="hostile", command=spawn.python(), args=[str(TESTS / "mcp_servers" / "hostile_server.py")], env=[])
 
 
 def option(options: list[Any], option_id: str) -> Any:
@@ -62,7 +63,7 @@ async def test_modes_over_stdio(crow_home, tmp_path):
         env = crow_env(crow_home, model.base_url)
         async with run_crow(client, env, "--agent", CORE_AGENT) as (conn, proc):
             with anyio.fail_after(60):
-                created = await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio(), HOSTILE])
+                created = await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio(), hostile()])
                 sid = created.session_id
                 mode = option(created.config_options, "mode")
                 assert (mode.category, mode.current_value) == ("mode", "plan")

@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import spawn
 from acp import RequestError
 from acp.schema import ResourceContentBlock
-from helpers import TESTS, RecordingClient, crow_env, free_port, run_crow, text, write_config
+from helpers import TESTS, RecordingClient, crow_command, crow_env, free_port, run_crow, text, write_config
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
@@ -38,7 +38,7 @@ model = "scripted"
 api_key_env = "CROW_TEST_MAIN_KEY"
 
 [mcp_servers.leaky]
-command = {json.dumps(sys.executable)}
+command = {json.dumps(spawn.python())}
 args = [{json.dumps(str(LEAKY))}]
 env = {{ LEAKED = "{KEY}" }}
 
@@ -128,7 +128,7 @@ async def test_crow_run_shows_and_logs_no_key(tmp_path):
     script = [Reply(tool_calls=[ToolCall("leaky__leak", {}, id="leak")]), Reply(text="done", chunks=1)]
     with ScriptedModel(script) as model:
         env = crow_env(home, model.base_url, CROW_TEST_MAIN_KEY=KEY)
-        command = [sys.executable, "-m", "crow", "run", "go", "--yes", "-v", "--format", "json", "--cwd", str(work)]
+        command = crow_command("run", "go", "--yes", "-v", "--format", "json", "--cwd", str(work))
         with anyio.fail_after(90):
             done = await anyio.run_process(command, env=env, check=False, stdin=subprocess.DEVNULL)
     out, err = done.stdout.decode(), done.stderr.decode()
@@ -143,7 +143,7 @@ async def test_crow_check_reports_an_endpoint_url_without_its_key(tmp_path):
     home.mkdir()
     write_config(home, 'model = "main"\n\n[models.main]\nmodel = "scripted"\napi_key_env = "CROW_TEST_MAIN_KEY"\n')
     env = crow_env(home, f"http://127.0.0.1:{free_port()}/v1?key={KEY}", CROW_TEST_MAIN_KEY=KEY)
-    command = [sys.executable, "-m", "crow", "check", "--cwd", str(tmp_path)]
+    command = crow_command("check", "--cwd", str(tmp_path))
     with anyio.fail_after(90):
         done = await anyio.run_process(command, env=env, check=False, stdin=subprocess.DEVNULL)
     out = done.stdout.decode() + done.stderr.decode()

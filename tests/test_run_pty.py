@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
+import signal
 from pathlib import Path
 
 import pexpect
 import pytest
 from helpers import crow_env
+from spawn import python as spawn_python
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -25,11 +26,16 @@ def shown(*parts: str) -> str:
 
 def spawn(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
     child = pexpect.spawn(
-        sys.executable, ["-m", "crow", "run", "--cwd", str(cwd), *args], env={**env, "TERM": "xterm-256color"},
-        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 120),
+        spawn_python(), ["-m", "crow", "run", "--cwd", str(cwd), *args], env={**env, "TERM": "xterm-256color"},
+        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 120), preexec_fn=_ctrl_c_interrupts,
     )
     child.logfile_read = open(cwd / "screen.log", "w")  # read back for "no traceback" anywhere on screen
     return child
+
+
+def _ctrl_c_interrupts() -> None:
+    """Whatever started pytest (a background job ignores SIGINT), Ctrl-C reaches crow run as in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(child: pexpect.spawn, cwd: Path) -> tuple[int, str]:

@@ -4,10 +4,10 @@ reaches the model's requests, the database or the logs."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+import spawn
 from acp.schema import McpServerStdio, ResourceContentBlock
 from editor_support import EDITOR_CAPS, EditorClient, results
 from helpers import TESTS, crow_env, run_crow, text, write_config
@@ -33,7 +33,7 @@ model = "scripted-too"
 api_key_env = "CROW_TEST_OTHER_KEY"
 
 [mcp_servers.configured]
-command = {json.dumps(sys.executable)}
+command = {json.dumps(spawn.python())}
 args = [{json.dumps(str(ENV_SERVER))}]
 env = {{ CROW_TEST_OTHER_KEY = "{EXPLICIT}" }}
 """)
@@ -63,7 +63,7 @@ async def test_keys_reach_no_command_server_request_store_or_log(tmp_path, monke
     ]
     client = EditorClient({str(work / ".env"): (work / ".env").read_text()})
     script = [Reply(tool_calls=[call]) for call in calls]
-    editor_server = McpServerStdio(name="editor", command=sys.executable, args=[str(ENV_SERVER)], env=[])
+    editor_server = McpServerStdio(name="editor", command=spawn.python(), args=[str(ENV_SERVER)], env=[])
     link = ResourceContentBlock(type="resource_link", name=".env", uri=(work / ".env").as_uri())
     with ScriptedModel(script, default=Reply(text="done")) as model:
         env = crow_env(home, model.base_url, OPENAI_API_KEY=KEY, CROW_TEST_OTHER_KEY=OTHER, CROW_LOG_LEVEL="DEBUG")

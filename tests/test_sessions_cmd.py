@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 
-from helpers import ECHO_SERVER, crow_env, write_config
+from helpers import crow_command, crow_env, echo_toml, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 
 def crow(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "crow", *args], env=env, capture_output=True, text=True,
+    return subprocess.run(crow_command(*args), env=env, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=90)
 
 
@@ -22,7 +20,7 @@ def session_id(done: subprocess.CompletedProcess) -> str:
 
 
 def test_list_show_and_delete(crow_home: Path, tmp_path: Path):
-    write_config(crow_home, f"[mcp_servers.echo]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(ECHO_SERVER))}]\n")
+    write_config(crow_home, echo_toml())
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     script = [

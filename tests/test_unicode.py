@@ -9,7 +9,7 @@ import sqlite3
 import sys
 
 import pytest
-from helpers import CORE_AGENT, ECHO_SERVER, TESTS, crow_env, write_config
+from helpers import CORE_AGENT, TESTS, crow_env, echo_entry, write_config
 from history_checks import assert_history_valid, assert_requests_valid, assert_valid_unicode
 from raw_wire import RawCrow, raw_crow
 
@@ -17,7 +17,6 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 UNICODE_AGENT = str(TESTS / "agents" / "unicode_agent.py") + ":build"
-ECHO = {"name": "echo", "command": sys.executable, "args": [str(ECHO_SERVER)], "env": []}
 
 
 def prompt_line(request_id: int, session_id: str, raw_text: bytes) -> bytes:
@@ -66,7 +65,7 @@ async def test_surrogate_pairs_split_across_stream_chunks(crow_home, tmp_path):
     ]
     with ScriptedModel(script, default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
-            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [ECHO]})
+            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [echo_entry()]})
             session_id = reply["result"]["sessionId"]
             await ends_normally(crow, session_id, "first")
             chunks = [u["content"]["text"] for u in crow.updates if u["sessionUpdate"] == "agent_message_chunk"]
@@ -90,7 +89,7 @@ async def test_bad_text_from_a_tool_call_and_a_callback(crow_home, tmp_path):
     ]
     with ScriptedModel(script, default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", UNICODE_AGENT) as crow:
-            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [ECHO]})
+            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [echo_entry()]})
             session_id = reply["result"]["sessionId"]
             await ends_normally(crow, session_id, "use the tool")
             await ends_normally(crow, session_id, "POISON please")
