@@ -4,8 +4,8 @@ Every `crow acp` the tests start would spend ~1.5 CPU-seconds importing acp, mcp
 `crow run` as much again (rich, the ACP client), and an MCP server built on the SDK ~1 CPU-second. This
 process imports all of that once, then forks a child per request. A request comes on its own
 connection to the server's Unix socket. The child takes the three stdio fds the request carried
-(SCM_RIGHTS), its environment, cwd, argv and ignored signals, and runs `python -m MODULE ARGS` or
-`python SCRIPT ARGS` exactly as the interpreter would (runpy). The requester gets the child's pid and
+(SCM_RIGHTS), its environment, cwd, argv and ignored signals, and runs `python -m MODULE ARGS`, `python -c CODE ARGS`
+or `python SCRIPT ARGS` exactly as the interpreter would (runpy). The requester gets the child's pid and
 a pidfd; the child's wait status comes back on the same connection. When the requester goes away
 (its end of the connection closes) before the child ends, the child is killed: a launcher (launch.py)
 killed by SIGKILL takes its child with it, as a real process would go.
@@ -29,6 +29,7 @@ import socket
 import sys
 import tempfile
 import threading
+import types
 from dataclasses import dataclass, field
 
 # What `crow acp`, `crow run` and the SDK's MCP servers import while they serve (the libraries come with
@@ -194,6 +195,11 @@ def become(request: dict, launcher: str) -> None:
         sys.path[0] = os.getcwd()  # what `python -m` puts first
         sys.argv = ["-m", *argv[2:]]  # runpy replaces argv[0] with the module's file
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c":
+        sys.path[0] = ""  # what `python -c` puts first
+        sys.argv = ["-c", *argv[2:]]
+        sys.modules["__main__"] = main = types.ModuleType("__main__")
+        exec(compile(argv[1], "<string>", "exec"), main.__dict__)
     else:
         sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
         sys.argv = list(argv)

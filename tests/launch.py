@@ -1,6 +1,6 @@
 """`python ARGS`, forked by the tests' fork server (forkserver.py) when it can be, exec'd when not.
 
-    python -I -S launch.py SOCKET [-m MODULE ARGS | SCRIPT ARGS]
+    python -I -S launch.py SOCKET [-m MODULE ARGS | -c CODE ARGS | SCRIPT ARGS]
 
 spawn.python() writes a shell script that runs this; the tests use that script where they would use
 sys.executable for a process they cannot start through spawn.start(): `crow run` under a terminal,
@@ -31,7 +31,7 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
 def forkable(args: list[str]) -> bool:
     if os.environ.get("CROW_TEST_EXEC") == "1" or not args:
         return False
-    return (args[0] == "-m" and len(args) > 1) or (args[0].endswith(".py") and not args[0].startswith("-"))
+    return (args[0] in ("-m", "-c") and len(args) > 1) or (args[0].endswith(".py") and not args[0].startswith("-"))
 
 
 def ignored_signals() -> list[int]:
@@ -63,14 +63,19 @@ def request_fork(path: str, args: list[str]) -> tuple[socket.socket, int, int] |
 
 def main() -> None:
     path, args = sys.argv[1], sys.argv[2:]
+    ignored = set(ignored_signals())
+    passed_on = [number for number in FORWARDED if number not in ignored]
+    # Held from before the fork until there is a pid to pass them to: one that came in between would
+    # otherwise end this process (default action) while the forked one runs on.
+    signal.pthread_sigmask(signal.SIG_BLOCK, passed_on)
     forked = request_fork(path, args) if forkable(args) else None
     if forked is None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, passed_on)  # an exec'd interpreter starts with them as they were
         os.execv(sys.executable, [sys.executable, *args])
     sock, _pid, pidfd = forked
-    ignored = set(ignored_signals())
-    for number in FORWARDED:
-        if number not in ignored:
-            signal.signal(number, lambda n, _frame: _forward(pidfd, n))
+    for number in passed_on:
+        signal.signal(number, lambda n, _frame: _forward(pidfd, n))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, passed_on)
     for fd in (0, 1, 2):  # the forked process holds them now; this one must not keep a pipe open
         os.close(fd)
     message = sock.recv(4096)  # the status, once the forked process is reaped (signals interrupt, then resume)

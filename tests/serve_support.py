@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import httpx
+import spawn
 from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.schema import ClientCapabilities, Implementation
 from helpers import free_port
@@ -41,8 +42,9 @@ async def crow_serve(env: dict[str, str], *args: str, python_args: tuple[str, ..
     """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200."""
     for _ in range(3):  # another process may take the free port first
         port = free_port()
+        python = [sys.executable, *python_args] if python_args else [spawn.python()]  # options need a real interpreter
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, *python_args, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
+            *python, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
         )
         if await _healthy(proc, f"http://127.0.0.1:{port}"):
             break

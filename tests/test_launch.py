@@ -98,9 +98,14 @@ def test_what_it_cannot_fork_is_execd(probe: Path):
     execd, seen = run([spawn.python(), "-S"], probe)  # an interpreter option: only a real interpreter has it
     assert execd.returncode == 3 and seen["argv"] == ["report", "x"]
     assert seen["ppid"] == os.getpid(), "exec'd: the launcher became the interpreter"
-    launched = subprocess.run([spawn.python(), "-c", "import os; print(os.getppid())"], capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
-    assert launched.returncode == 0 and launched.stdout.strip() == str(os.getpid())
+
+
+def test_code_given_with_c_is_forked_too():
+    code = "import os, sys; print(os.getppid(), sys.argv, __name__, repr(sys.path[0])); sys.exit(5)"
+    launched = subprocess.run([spawn.python(), "-c", code, "a"], capture_output=True, text=True, timeout=60)
+    ppid, rest = launched.stdout.split(" ", 1)
+    assert launched.returncode == 5 and int(ppid) != os.getpid()
+    assert rest == "['-c', 'a'] __main__ ''\n"
 
 
 def wait_for_pid(pidfile: Path) -> int:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
+import spawn
 from helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text
 
 from crow_acp.store.sqlite import SqliteStore
@@ -108,7 +108,7 @@ def test_processes_opening_a_new_file_at_once_do_not_fail(tmp_path):
     for attempt in range(3):
         path = tmp_path / f"new-{attempt}" / "sessions.db"
         procs = [
-            subprocess.Popen([sys.executable, "-c", OPEN_AND_WRITE, str(path), f"s{n}"], stderr=subprocess.PIPE)
+            subprocess.Popen([spawn.python(), "-c", OPEN_AND_WRITE, str(path), f"s{n}"], stderr=subprocess.PIPE)
             for n in range(6)
         ]
         errors = [proc.communicate(timeout=60)[1].decode() for proc in procs]
