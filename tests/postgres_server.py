@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -90,13 +91,27 @@ class PostgresServer:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()  # SIGTERM: PostgreSQL's smart shutdown
+            self._postmaster_signal(signal.SIGTERM)  # PostgreSQL's smart shutdown
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _postmaster_signal(self, sig: signal.Signals) -> None:
+        """Signal the server itself: as root, self.proc is runuser, which passes a SIGTERM on but then
+        waits 2 s before it exits."""
+        assert self.proc is not None
+        pid = self.proc.pid
+        try:
+            server = int((self.dir / "data" / "postmaster.pid").read_text().split()[0])
+            stat = Path(f"/proc/{server}/stat").read_text()
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:  # runuser's child, not a recycled pid
+                pid = server
+        except (OSError, ValueError, IndexError):
+            pass  # not started, or already gone: runuser (or the server itself) gets the signal
+        os.kill(pid, sig)
 
     def __enter__(self) -> PostgresServer:
         return self.start()

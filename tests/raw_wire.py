@@ -26,6 +26,7 @@ class RawCrow:
         self.proc = proc
         self.received: list[dict[str, Any]] = []
         self._next_id = 1000
+        self._reading = anyio.Lock()  # several tasks may wait at once (prompts in several sessions): one reads
 
     @property
     def updates(self) -> list[dict[str, Any]]:
@@ -63,15 +64,21 @@ class RawCrow:
                 "outcome": {"outcome": "selected", "optionId": "allow_once"}}}).encode() + b"\n")  # fmt: skip
         return message
 
+    async def _read_more(self, seen: int, closed: str) -> None:
+        """Read one more message, unless another task's read added some since this one looked at `seen`."""
+        async with self._reading:
+            if len(self.received) == seen and await self.read_one() is None:
+                raise AssertionError(closed)
+
     async def answer(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
         """Read until the response to request_id arrives."""
         with anyio.fail_after(timeout):
             while True:
+                seen = len(self.received)
                 for message in self.received:
                     if "method" not in message and message.get("id") == request_id:
                         return message
-                if await self.read_one() is None:
-                    raise AssertionError(f"crow closed stdout before answering {request_id!r}")
+                await self._read_more(seen, f"crow closed stdout before answering {request_id!r}")
 
     async def call(self, method: str, params: Any, timeout: float = 60) -> dict[str, Any]:
         return await self.answer(await self.send(method, params), timeout)
@@ -79,8 +86,7 @@ class RawCrow:
     async def wait_for(self, predicate: Any, timeout: float = 60) -> None:
         with anyio.fail_after(timeout):
             while not predicate(self):
-                if await self.read_one() is None:
-                    raise AssertionError("crow closed stdout")
+                await self._read_more(len(self.received), "crow closed stdout")
 
     async def new_session(self, cwd: str) -> str:
         reply = await self.call("session/new", {"cwd": cwd, "mcpServers": []})

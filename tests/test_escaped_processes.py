@@ -89,14 +89,15 @@ async def test_when_the_command_ends(tmp_path):
 async def test_when_the_command_times_out(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    with ScriptedModel([run(ESCAPE + "sleep 300", timeout=5)], default=Reply(text="done")) as model:
+    # 3 s: long enough for the command to start its escapees first on a loaded machine (it says "started")
+    with ScriptedModel([run(ESCAPE + "sleep 300", timeout=3)], default=Reply(text="done")) as model:
         async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:
             _, prompt_id, pids = await started(crow, work)
             answer = await crow.answer(prompt_id)
             assert answer["result"]["stopReason"] == "end_turn"
             await none_left(pids)
     result = next(m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool")
-    assert result == "started\n\nTimed out after 5 s; the command was killed."
+    assert result == "started\n\nTimed out after 3 s; the command was killed."
 
 
 async def test_when_the_call_is_cancelled(tmp_path):

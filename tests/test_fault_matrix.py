@@ -18,7 +18,7 @@ import anyio
 import pytest
 from helpers import CORE_AGENT, TESTS, crow_env
 from history_checks import assert_history_valid, assert_requests_valid
-from matrix_support import FOLLOW_UP, SERVERS, open_matrix, quick_config, report, said
+from matrix_support import FOLLOW_UP, SERVERS, Router, last_prompt, open_matrix, quick_config, report, run_lanes, said
 from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 from test_wire import CWDS, HOSTILE
 
@@ -130,46 +130,65 @@ async def test_model_faults(crow_home, tmp_path):
 
 
 async def test_model_stalls(crow_home, tmp_path):
-    # Not shorter: the healthy follow-up prompt after each stall must get its first byte within these
-    # limits on a loaded machine too (test_model_timeouts' 1.5 s did not, at a load of 16 on 2 cores).
-    quick_config(crow_home, "model = 6\nmodel_first_byte = 3\nmodel_idle = 3\n")
+    # Each stall in a session of its own, all at once: their waits overlap. Not shorter: the healthy
+    # follow-up prompt after each stall must get its first byte within these limits on a loaded machine
+    # too (test_model_timeouts' 1.5 s did not, at a load of 16 on 2 cores).
+    quick_config(crow_home, "model = 4\nmodel_first_byte = 3\nmodel_idle = 3\n")
     variants: list[tuple[str, list[Entry]]] = [
         ("drips a chunk a second forever", [Reply(text="drip " * 1000, chunks=1000, delay=1.0)]),
         ("stalls after the first chunk", [Reply(text="one two", chunks=2, delay=60)]),
         ("hangs after the headers", [Fault(hang=True)]),
         ("no headers for a minute", [Reply(text="late", first_delay=60)]),
     ]
-    with ScriptedModel(default=Reply(text="here")) as model:
+    with ScriptedModel() as model:
+        router = Router(model, Reply(text="here"))
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
-            matrix = await open_matrix("model stalls", crow, model, crow_home, tmp_path)
-            for name, entries in variants:
-                reply = await matrix.prompt_variant(name, entries)
-                assert "timeouts.model" in reply["error"]["message"]
-    matrix.report()
+            lanes = [(await open_matrix("model stalls", crow, model, crow_home, tmp_path, servers=[], router=router), [variant])
+                     for variant in variants]  # fmt: skip
+            replies = await run_lanes(lanes)
+            for name, _ in variants:
+                assert "timeouts.model" in replies[name]["error"]["message"], name
+    report("model stalls", sum(len(matrix.variants) for matrix, _ in lanes), "nothing")
 
 
 async def test_tool_faults(crow_home, tmp_path):
     quick_config(crow_home)
     faulty = lambda mode: [Reply(tool_calls=[ToolCall("faulty__fault", {"mode": mode})]), Reply(text="d")]  # noqa: E731
-    variants: list[tuple[str, list[Entry]]] = [
-        ("a tool that raises", [Reply(tool_calls=[ToolCall("echo__fail", {})]), Reply(text="d")]),
+    # Three sessions at once, so that the waits (the MCP call limit twice, the command's timeout) overlap.
+    lanes: list[list[tuple[str, list[Entry]]]] = [[
         ("a tool over its time limit", [Reply(tool_calls=[ToolCall("echo__slow", {"seconds": 60})]), Reply(text="d")]),
+        ("a tool that raises", [Reply(tool_calls=[ToolCall("echo__fail", {})]), Reply(text="d")]),
         ("wrong argument types", [Reply(tool_calls=[ToolCall("echo__add", {"a": "x", "b": [1]})]), Reply(text="d")]),
-        ("a command over its timeout", [Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 60", "timeout": 1})]), Reply(text="d")]),
-        ("a command with binary output", [Reply(tool_calls=[ToolCall("run_command", {"command": "head -c 3000 /dev/urandom"})]), Reply(text="d")]),
         ("MCP: garbage line before the result", faulty("garbage")),
         ("MCP: a JSON array line", faulty("not_object")),
         ("MCP: a 5 MB result", faulty("huge")),
-        ("MCP: no answer", faulty("hang")),
+    ], [  # one faulty server, in this order: a server stuck on a call that hangs answers nothing after it
         ("MCP: the server exits mid-call", faulty("exit")),
         ("MCP: a call after the server died", faulty("text")),
-    ]
-    with ScriptedModel(default=Reply(text="here")) as model:
+        ("MCP: no answer", faulty("hang")),
+    ], [
+        ("a command over its timeout", [Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 60", "timeout": 1})]), Reply(text="d")]),
+        ("a command with binary output", [Reply(tool_calls=[ToolCall("run_command", {"command": "head -c 3000 /dev/urandom"})]), Reply(text="d")]),
+    ]]  # fmt: skip
+    with ScriptedModel() as model:
+        router = Router(model, Reply(text="here"))
         async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
-            matrix = await open_matrix("tool faults", crow, model, crow_home, tmp_path)
-            for name, entries in variants:
-                await matrix.prompt_variant(name, entries)
-    matrix.report()
+            matrices = [await open_matrix("tool faults", crow, model, crow_home, tmp_path, servers=servers, router=router)
+                        for servers in (SERVERS, SERVERS[1:], [])]  # fmt: skip
+            await run_lanes(list(zip(matrices, lanes, strict=True)))
+    assert "timed out" in tool_result(model, "a tool over its time limit")
+    assert "exited during the call" in tool_result(model, "MCP: the server exits mid-call")
+    assert tool_result(model, "MCP: a call after the server died") == "mode text: fine"  # restarted
+    assert "timed out" in tool_result(model, "MCP: no answer")
+    assert "Timed out after 1 s" in tool_result(model, "a command over its timeout")
+    report("tool faults", sum(len(matrix.variants) for matrix in matrices), "nothing")
+
+
+def tool_result(model: ScriptedModel, variant: str) -> str:
+    """What the model was told the variant's tool call returned."""
+    asked = [r for r in model.requests if last_prompt(r) == variant and r["messages"][-1]["role"] == "tool"]
+    assert asked, f"{variant}: no tool result reached the model"
+    return asked[0]["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize("where", ["mid-stream", "mid-tool"])

@@ -163,7 +163,7 @@ transport = "sse"
 
 async def test_broken_servers_never_fail_the_session_or_the_turn(crow_home, tmp_path):
     write_config(crow_home, "[timeouts]\nmcp_connect = 2\n")
-    hang = [sys.executable, "-c", "import time; time.sleep(60)"]
+    hang = [sys.executable, "-c", "import sys; sys.stdin.read()"]  # reads requests, never answers; ends at EOF
     garbage = [sys.executable, "-c", "print('this is not JSON-RPC'); print('{\"jsonrpc\": nonsense')"]
     servers = [
         McpServerStdio(name="hang1", command=hang[0], args=hang[1:], env=[]),

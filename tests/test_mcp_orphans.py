@@ -7,6 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from helpers import TESTS, crow_env
 from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
@@ -34,17 +35,29 @@ async def started(pidfile: Path) -> set[int]:
     return pids
 
 
-@pytest.mark.parametrize("how", ["SIGKILL", "stdin closed", "SIGTERM"])
-async def test_a_stubborn_server_dies_with_crow(crow_home, tmp_path, how):
-    pidfile = tmp_path / "stubborn.pids"
+async def test_a_stubborn_server_dies_with_crow_or_its_host(crow_home, tmp_path):
+    """Crow SIGKILLed, its stdin closed, SIGTERMed, and the host closed inside a process that lives on:
+    each with a server of its own, all at once (the orderly stops wait out the SDK's grace periods for a
+    server that ignores EOF and SIGTERM: they overlap)."""
+    hows = ("SIGKILL", "stdin closed", "SIGTERM", "host closed")
+    for how in hows:
+        (tmp_path / how).mkdir()
     with ScriptedModel(default=Reply(text="fine")) as model:
-        async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
-            reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [stubborn(pidfile)]})
-            assert "result" in reply
-            pids = await started(pidfile)
-            everything = descendants(crow.proc.pid)  # the server, its grandchild (and crow's guard of it)
-            assert pids <= everything
-            await stop(crow, how)
+        async with anyio.create_task_group() as group:
+            for how in hows[:-1]:
+                group.start_soon(dies_with_crow, crow_env(crow_home, model.base_url), tmp_path / how, how)
+            group.start_soon(dies_with_its_host, tmp_path / hows[-1])
+
+
+async def dies_with_crow(env: dict[str, str], work: Path, how: str) -> None:
+    pidfile = work / "stubborn.pids"
+    async with raw_crow(env) as crow:
+        reply = await crow.call("session/new", {"cwd": str(work), "mcpServers": [stubborn(pidfile)]})
+        assert "result" in reply, (how, reply)
+        pids = await started(pidfile)
+        everything = descendants(crow.proc.pid)  # the server, its grandchild (and crow's guard of it)
+        assert pids <= everything, how
+        await stop(crow, how)
     await eventually(lambda: not any(alive(pid) for pid in everything), 60)
 
 
@@ -61,11 +74,11 @@ async def stop(crow: RawCrow, how: str) -> None:
     assert await crow.drain_to_exit(60) == 0
 
 
-async def test_closing_the_host_ends_a_server_that_ignores_eof_and_sigterm(tmp_path):
+async def dies_with_its_host(work: Path) -> None:
     """crow's orderly close itself ends the server: here crow (this test process) lives on, so the
     guard's watch on crow's death plays no part."""
-    pidfile = tmp_path / "stubborn.pids"
-    host = McpHost(cwd=str(tmp_path), connect_timeout=60, call_timeout=60)
+    pidfile = work / "stubborn.pids"
+    host = McpHost(cwd=str(work), connect_timeout=60, call_timeout=60)
     await host.connect([ServerSpec("stubborn", command=sys.executable, args=[str(STUBBORN), str(pidfile)])])
     assert [server.status for server in host.servers] == ["ready"]
     pids = await started(pidfile)

@@ -9,7 +9,9 @@ The limits are small so the tests are quick; the scripted faults exceed them by 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import anyio
 import pytest
 from helpers import CORE_AGENT, crow_env, write_config
 from history_checks import assert_history_valid, assert_requests_valid
@@ -24,31 +26,39 @@ LIMITS = "[timeouts]\nmodel = {total}\nmodel_first_byte = {first}\nmodel_idle = 
 # machine too (at 1-1.5 s it did not, at a load of 16 on 2 cores), so none is under 5 s.
 CASES = [
     # (name, the faulty reply, limits, the setting the error must name)
-    ("drips forever", Reply(text="drip " * 5000, chunks=5000, delay=0.5), dict(total=6, first=30, idle=30), "(timeouts.model)"),
+    ("drips forever", Reply(text="drip " * 5000, chunks=5000, delay=0.5), dict(total=5, first=30, idle=30), "(timeouts.model)"),
     ("stalls after a chunk", Reply(text="one two three", chunks=3, delay=60), dict(total=120, first=30, idle=5), "(timeouts.model_idle)"),
     ("hangs after headers", Fault(hang=True), dict(total=120, first=5, idle=30), "(timeouts.model_first_byte)"),
     ("never answers", Reply(text="late", first_delay=60), dict(total=120, first=5, idle=30), "(timeouts.model_first_byte)"),
 ]
 
 
-@pytest.mark.parametrize("name, fault, limits, setting", CASES, ids=[case[0] for case in CASES])
-async def test_a_slow_model_is_stopped_and_the_session_goes_on(crow_home, tmp_path, name, fault, limits, setting):
-    write_config(crow_home, LIMITS.format(**limits))
+async def test_a_slow_model_is_stopped_and_the_session_goes_on(tmp_path):
+    """Each case in a crow of its own (its own limits), all at once: their waits overlap."""
+    async with anyio.create_task_group() as group:
+        for case in CASES:
+            group.start_soon(one_case, tmp_path / case[0].replace(" ", "-"), *case)
+
+
+async def one_case(work: Path, name: str, fault: Reply | Fault, limits: dict[str, int], setting: str) -> None:
+    home = work / "crow-home"
+    home.mkdir(parents=True)
+    write_config(home, LIMITS.format(**limits))
     with ScriptedModel([fault], default=Reply(text="back to normal")) as model:
-        async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
-            session_id = await crow.new_session(str(tmp_path))
+        async with raw_crow(crow_env(home, model.base_url), "--agent", CORE_AGENT) as crow:
+            session_id = await crow.new_session(str(work))
             started = time.monotonic()
             reply = await crow.prompt(session_id, name, timeout=100)
             took = time.monotonic() - started
-            assert setting in reply["error"]["message"], reply
-            assert took < 50, f"stopped only after {took:.0f} s"  # the fault would run for a minute or forever
+            assert setting in reply["error"]["message"], (name, reply)
+            assert took < 50, f"{name}: stopped only after {took:.0f} s"  # the fault would run for a minute or forever
             shown = "".join(u["content"]["text"] for u in crow.updates if u["sessionUpdate"] == "agent_message_chunk")
             after = await crow.prompt(session_id, "again")
-            assert after["result"]["stopReason"] == "end_turn"
-    messages = assert_history_valid(crow_home, session_id)
+            assert after["result"]["stopReason"] == "end_turn", (name, after)
+    messages = assert_history_valid(home, session_id)
     # Nothing shown was lost: the partial reply is recorded as it was streamed.
     if shown:
-        assert messages[1] == {"role": "assistant", "content": shown}
-        assert fault.text.startswith(shown) and shown != fault.text  # stopped part way
-    assert messages[-1] == {"role": "assistant", "content": "back to normal"}
+        assert messages[1] == {"role": "assistant", "content": shown}, name
+        assert isinstance(fault, Reply) and fault.text.startswith(shown) and shown != fault.text, name  # stopped part way
+    assert messages[-1] == {"role": "assistant", "content": "back to normal"}, name
     assert_requests_valid(model.requests)

@@ -163,7 +163,8 @@ async def test_connection_request_and_size_limits_hold(crow_home, tmp_path):
 async def test_sigterm_lets_turns_finish_then_cancels_answers_and_releases(crow_home, tmp_path):
     script = [slow_turn("long"), slow_turn("quick", 1), Reply(text="finished in the grace period")]
     async with ScriptedModel(script) as model:
-        async with crow_serve(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT, "--grace", "6") as served:
+        # The grace period: quick's last second of its tool call and its last reply, and 3 s to spare on a loaded machine.
+        async with crow_serve(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT, "--grace", "4") as served:
             first, second = RecordingClient(), RecordingClient()
             with anyio.fail_after(90):
                 async with over_http(first, served) as a, over_ws(second, served) as b:
