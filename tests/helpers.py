@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -149,7 +148,7 @@ async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
     for _attempt in range(3):  # another process may take the free port before the server binds it
         port = free_port()
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
+            spawn.python(), str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
         if await _serving(proc, port):

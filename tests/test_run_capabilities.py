@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import anyio
 import pytest
-from helpers import TESTS, crow_env
+from helpers import TESTS, crow_command, crow_env
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -29,7 +28,7 @@ async def test_crow_run_advertises_no_fs_or_terminal_and_crow_works_locally(crow
     agent = f"{TESTS / 'agents' / 'caps_agent.py'}:build"
     with ScriptedModel(script) as model:
         env = crow_env(crow_home, model.base_url, CAPS_FILE=str(caps))
-        command = [sys.executable, "-m", "crow", "run", "go", "--yes", "--agent", agent, "--cwd", str(work)]
+        command = crow_command("run", "go", "--yes", "--agent", agent, "--cwd", str(work))
         with anyio.fail_after(90):
             done = await anyio.run_process(command, env=env, check=False, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr.decode()
