@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import time
 from pathlib import Path
 
@@ -70,9 +71,18 @@ def main() -> None:
         with open(args.starts, "a") as starts:
             starts.write(f"{os.getpid()}\n")
     while args.hang or (args.gate and not Path(args.gate).exists()):
+        if stdin_closed():  # crow gave up on it (closed it): what never started has nothing to finish
+            return
         time.sleep(0.05)
     time.sleep(args.delay)
     server.run()
+
+
+def stdin_closed() -> bool:
+    """Whether the client closed our stdin, without reading what it sent (initialize waits there)."""
+    poller = select.poll()
+    poller.register(0, select.POLLHUP)
+    return any(events & select.POLLHUP for _, events in poller.poll(0))
 
 
 if __name__ == "__main__":
