@@ -37,10 +37,8 @@ class McpServer(ServerLists):
     """One connection actor. It connects in the background; callers wait with started()."""
 
     def __init__(self, spec: ServerSpec, *, cwd: str, call_timeout: float, connect_timeout: float = 15.0) -> None:
-        self.spec = spec
-        self.cwd = cwd
-        self.call_timeout = call_timeout
-        self.connect_timeout = connect_timeout
+        self.spec, self.cwd = spec, cwd
+        self.call_timeout, self.connect_timeout = call_timeout, connect_timeout
         self.status: Status = "connecting"
         self.error: str | None = None
         self.tools: list[McpTool] = []
@@ -49,9 +47,7 @@ class McpServer(ServerLists):
         """The URIs of the server's listed resources (resource links to them are read through it)."""
         self.died = False
         """It was ready, then its connection ended without crow closing it."""
-        self.restarts = 0
-        self._spare_restart = True
-        self._up_since = 0.0
+        self.restarts, self._spare_restart, self._up_since = 0, True, 0.0
         self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
         """Called when the server becomes ready or its lists change (the host re-offers its prompts)."""
         self._client: Any = None
@@ -59,6 +55,8 @@ class McpServer(ServerLists):
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._generation = 0  # the current connection's: one a restart replaced may still be shutting down
+        self._retiring: set[asyncio.Task[None]] = set()
         self._starting: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[None]] = set()
         self._listing = asyncio.Lock()
@@ -72,7 +70,8 @@ class McpServer(ServerLists):
 
     def start(self) -> None:
         """Start connecting in the background; never waits."""
-        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.spec.name}")
+        self._generation += 1
+        self._task = asyncio.create_task(self._run(self._generation), name=f"mcp:{self.spec.name}")
         self._starting = asyncio.create_task(self._await_start(self.connect_timeout))
 
     async def started(self) -> None:
@@ -99,8 +98,11 @@ class McpServer(ServerLists):
         """Start a died server again (once); True when it is ready."""
         async with self._restart_lock:  # concurrent calls restart it once
             if self.restartable:
-                if self._task is not None:  # the dead connection's task must be gone before a new one starts
-                    await asyncio.wait({self._task}, timeout=self.connect_timeout)
+                if self._task is not None and not self._task.done():
+                    # The dead connection ends in the background: the SDK gives a process that lingers after
+                    # closing its stdout seconds before SIGTERM, and the call that restarts it must not wait.
+                    self._retiring.add(self._task)
+                    self._task.add_done_callback(self._retiring.discard)
                 self.restarts += 1
                 self._spare_restart = False
                 self.status, self.error, self.died = "connecting", None, False
@@ -108,7 +110,11 @@ class McpServer(ServerLists):
                 await self.connect()
         return self.status == "ready"
 
-    async def _run(self) -> None:
+    async def _run(self, generation: int) -> None:
+        async def on_message(message: Any) -> None:
+            if generation == self._generation:  # not what a replaced connection still says
+                await self._on_message(message)
+
         try:
             # The MCP client takes seconds to import on a busy machine: in a thread, never on the event
             # loop, where it would hold up the session/new response this server must not delay.
@@ -116,7 +122,7 @@ class McpServer(ServerLists):
             async with AsyncExitStack() as stack:
                 client = await open_client(
                     self.spec, cwd=self.cwd, call_timeout=self.call_timeout, stack=stack,
-                    on_message=self._on_message, on_end=self._connection_ended,
+                    on_message=on_message, on_end=lambda: self._connection_ended(generation),
                 )  # fmt: skip
                 self._client = await stack.enter_async_context(client)
                 await self._list_all()
@@ -132,16 +138,21 @@ class McpServer(ServerLists):
             self._closing.set()  # crow is shutting down: a close, not a failure
             raise
         except Exception as exc:  # top level of this server's task: any failure only loses this server
-            self._fail(describe_failure(exc))
+            if generation == self._generation:
+                self._fail(describe_failure(exc))
         finally:
-            self._calls = self._client = None
-            if self._closing.is_set() and self.status != "failed":  # a timed-out start stays failed
-                self.status = "closed"
-            else:
-                self._died()
-            self._ready.set()
-            if self.died and self.on_change is not None:  # tell the editor now, not at the next turn
-                self._told = asyncio.ensure_future(self.on_change(self))
+            if generation == self._generation:  # a replaced connection leaves the new one's state alone
+                self._ended()
+
+    def _ended(self) -> None:
+        self._calls = self._client = None
+        if self._closing.is_set() and self.status != "failed":  # a timed-out start stays failed
+            self.status = "closed"
+        else:
+            self._died()
+        self._ready.set()
+        if self.died and self.on_change is not None:  # tell the editor now, not at the next turn
+            self._told = asyncio.ensure_future(self.on_change(self))
 
     def _died(self) -> None:
         if self.status == "ready" and time.monotonic() - self._up_since >= STEADY_FOR:
@@ -159,9 +170,9 @@ class McpServer(ServerLists):
                 else "the server closed its connection"
             )  # fmt: skip
 
-    def _connection_ended(self) -> None:
+    def _connection_ended(self, generation: int) -> None:
         """The server's side ended (it exited, or closed its connection) while crow still used it."""
-        if not self._closing.is_set():
+        if generation == self._generation and not self._closing.is_set():
             self._died()  # from now on its next use restarts it (a stdio server with a restart to spare)
             self._closing.set()
 
@@ -185,18 +196,18 @@ class McpServer(ServerLists):
         if self.status != "ready" or self._calls is None:
             raise ServerUnavailable(f"MCP server {self.spec.name!r} is not available: {self.error or self.status}")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        task = self._calls.create_task(self._request(send, future))
+        task = self._calls.create_task(self._request(send, future, self._generation))
         try:
             return await future
         finally:
             task.cancel()
 
-    async def _request(self, send: Callable[[Any], Awaitable[Any]], future: asyncio.Future[Any]) -> None:
+    async def _request(self, send: Callable[[Any], Awaitable[Any]], future: asyncio.Future[Any], generation: int) -> None:
         try:
             future.set_result(await send(self._client))
         except Exception as exc:  # handed to the caller, never swallowed
             if connection_lost(exc):
-                self._connection_ended()
+                self._connection_ended(generation)
                 how = "exited" if self.spec.transport == "stdio" else "closed its connection"
                 exc = ServerUnavailable(f"MCP server {self.spec.name!r} {how} during the call")
             if not future.done():
@@ -211,9 +222,10 @@ class McpServer(ServerLists):
             self._task.cancel()
         if self._starting:
             self._starting.cancel()
-        if self._task and not self._task.done():
+        running = {task for task in (self._task, *self._retiring) if task is not None and not task.done()}
+        if running:
             # asyncio.wait, unlike awaiting the task, never raises: a start that timed out was cancelled.
-            _, pending = await asyncio.wait({self._task}, timeout=CLOSE_WAIT)
+            _, pending = await asyncio.wait(running, timeout=CLOSE_WAIT)
             for task in pending:
                 task.cancel()
 
