@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "acp":
+        from crow_acp import startup_gc
+
+        startup_gc.pause()  # resumed once the agent is built
         serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only)
         return 0
     if args.command == "run":
@@ -131,7 +134,11 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
         return
     configure_logging(config.log_dir, stderr=log_to_stderr)
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
-    serve(load_agent(spec, config), protocol_fd=protocol_fd)
+    agent = load_agent(spec, config)
+    from crow_acp import startup_gc
+
+    startup_gc.resume()
+    serve(agent, protocol_fd=protocol_fd)
 
 
 def resolve_cwd(raw: str) -> str:

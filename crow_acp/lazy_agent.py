@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from . import startup_gc
 from .capabilities import initialize_response
 from .imports import off_loop
 
@@ -46,6 +47,7 @@ class LazyAgent:
     async def _make(self) -> Any:
         try:
             agent = await off_loop(self._build)  # the builder exits 3 itself on a config mistake
+            startup_gc.resume()
         except Exception:  # the agent's own code failed to build: nothing could be served, so end here
             log.exception("building the agent failed")
             logging.shutdown()
