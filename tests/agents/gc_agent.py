@@ -12,10 +12,14 @@ from typing import Any
 from crow_acp import AcpAgent
 
 
+def record() -> None:
+    state = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+    Path(os.environ["GC_FILE"]).write_text(json.dumps(state))
+
+
 class GcReportingAgent(AcpAgent):
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
-        state = {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
-        Path(os.environ["GC_FILE"]).write_text(json.dumps(state))
+        record()
         return await super().initialize(protocol_version, client_capabilities, **kwargs)
 
 
