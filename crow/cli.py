@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp_schema.py)
+        from crow_acp.acp_schema import import_schema
+
+        import_schema()
     if args.command == "acp":
         from crow_acp import startup_gc
 
