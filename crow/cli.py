@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="crow", description="A small ACP agent server for Zed and other editors.",
         epilog=ENVIRONMENT_HELP + EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"crow {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     home = argparse.ArgumentParser(add_help=False)
     home.add_argument("--home", help="crow home directory (overrides CROW_HOME)")
@@ -64,6 +64,17 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parser(commands, agent)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked for: reading the installed metadata costs every start-up."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show crow's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        sys.stdout.write(f"crow {_version()}\n")
+        parser.exit()
 
 
 def _version() -> str:
