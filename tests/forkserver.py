@@ -66,6 +66,7 @@ class Child:
     pid: int
     pidfd: int
     conn: socket.socket
+    requester_waits: bool = True
 
 
 @dataclass
@@ -74,7 +75,6 @@ class Server:
     listener: socket.socket
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     children: dict[int, Child] = field(default_factory=dict)  # by pidfd
-    by_conn: dict[int, Child] = field(default_factory=dict)  # by the requester's connection fd
 
     def run(self) -> dict | None:
         """Serve requests; returns the request in a forked child, None in the server when it is told to stop."""
@@ -89,26 +89,34 @@ class Server:
                 elif key.data == "listener":
                     if (request := self.accept()) is not None:
                         return request
-                elif key.data == "pidfd":
-                    self.reap(key.fd)
-                else:  # the requester closed its connection: its child goes too
-                    child = self.by_conn[key.fd]
-                    self.selector.unregister(child.conn)
-                    del self.by_conn[key.fd]
-                    with contextlib.suppress(ProcessLookupError):  # it may have ended already
-                        signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
+                else:
+                    kind, child = key.data
+                    if self.children.get(child.pidfd) is not child:
+                        continue  # reaped earlier in this batch of events (its fds may be reused already)
+                    if kind == "pidfd":
+                        self.reap(child)
+                    else:
+                        self.hang_up(child)
+
+    def hang_up(self, child: Child) -> None:
+        """The requester closed its connection (a launcher was killed): its child goes too."""
+        self.selector.unregister(child.conn)
+        child.requester_waits = False
+        with contextlib.suppress(ProcessLookupError):  # it may have ended already
+            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
 
     def accept(self) -> dict | None:
-        conn, _ = self.listener.accept()
-        message, fds = receive(conn)
-        if not message or len(fds) != STDIO_FDS:
+        """Take one request. A requester may die at any point (a test kills it): the server never does."""
+        try:
+            conn, _ = self.listener.accept()
+            message, fds = receive(conn)
+        except OSError:
+            return None  # it went away while connecting
+        request = json.loads(message) if message and len(fds) == STDIO_FDS else None
+        if request is None or interpreter_env(request["env"]) != interpreter_env(dict(os.environ)):
             close_fds(fds)
-            conn.close()
-            return None
-        request = json.loads(message)
-        if interpreter_env(request["env"]) != interpreter_env(dict(os.environ)):
-            close_fds(fds)
-            conn.send(json.dumps({"exec": True}).encode())  # the interpreter itself must read them
+            with contextlib.suppress(OSError):  # the interpreter itself must read them: the requester execs
+                conn.send(json.dumps({"exec": True}).encode())
             conn.close()
             return None
         return self.fork(request, fds, conn)
@@ -125,21 +133,27 @@ class Server:
             return request
         close_fds(fds)
         pidfd = os.pidfd_open(pid)
-        conn.sendmsg(
-            [json.dumps({"pid": pid}).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))]
-        )
         child = Child(pid, pidfd, conn)
-        self.children[pidfd] = self.by_conn[conn.fileno()] = child
-        self.selector.register(pidfd, selectors.EVENT_READ, "pidfd")
-        self.selector.register(conn, selectors.EVENT_READ, "conn")
+        self.children[pidfd] = child
+        self.selector.register(pidfd, selectors.EVENT_READ, ("pidfd", child))
+        try:
+            conn.sendmsg(
+                [json.dumps({"pid": pid}).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [pidfd]))]
+            )
+        except OSError:  # the requester died before it heard the pid: its child goes too
+            child.requester_waits = False
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return None
+        self.selector.register(conn, selectors.EVENT_READ, ("conn", child))
         return None
 
-    def reap(self, pidfd: int) -> None:
-        child = self.children.pop(pidfd)
-        self.selector.unregister(pidfd)
-        os.close(pidfd)
+    def reap(self, child: Child) -> None:
+        del self.children[child.pidfd]
+        self.selector.unregister(child.pidfd)
+        os.close(child.pidfd)
         _, status = os.waitpid(child.pid, 0)
-        if self.by_conn.pop(child.conn.fileno(), None) is not None:
+        if child.requester_waits:
             self.selector.unregister(child.conn)
             try:
                 child.conn.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
@@ -157,9 +171,10 @@ class Server:
             child.conn.close()
 
     def stop(self) -> None:
-        for pidfd, child in list(self.children.items()):
-            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
-            self.reap(pidfd)
+        for child in list(self.children.values()):
+            with contextlib.suppress(ProcessLookupError):  # it may have ended already
+                signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
+            self.reap(child)
 
 
 def receive(sock: socket.socket) -> tuple[bytes, list[int]]:

@@ -209,6 +209,12 @@ def _ensure_server() -> None:
         shim.chmod(0o755)
 
 
+def socket_path() -> str:
+    """Where this process's fork server takes requests (started on first use)."""
+    _ensure_server()
+    return _socket_path()
+
+
 def _socket_path() -> str:
     assert _socket_dir is not None
     return os.path.join(_socket_dir.name, "server")

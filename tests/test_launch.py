@@ -3,9 +3,11 @@ see of the same process exec'd (exit status, signals, stdio, environment), and k
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -106,6 +108,28 @@ def test_code_given_with_c_is_forked_too():
     ppid, rest = launched.stdout.split(" ", 1)
     assert launched.returncode == 5 and int(ppid) != os.getpid()
     assert rest == "['-c', 'a'] __main__ ''\n"
+
+
+def test_requesters_that_die_mid_request_leave_the_server_serving(probe: Path, tmp_path: Path):
+    """A requester gone before the server answers (a test killed it): its child is killed, the server lives on."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    pidfiles = [tmp_path / f"pid{n}" for n in range(20)]
+    try:
+        for pidfile in pidfiles:
+            request = {"args": [str(probe), "wait", str(pidfile)], "env": dict(os.environ), "cwd": str(tmp_path)}
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+                sock.connect(spawn.socket_path())
+                sock.sendmsg([json.dumps(request).encode()],
+                             [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [devnull] * 3))])  # fmt: skip
+    finally:
+        os.close(devnull)
+    done, seen = run([spawn.python()], probe)
+    assert done.returncode == 3 and seen["ppid"] != os.getpid(), "the server still forks"
+    deadline = time.monotonic() + 60
+    for pidfile in pidfiles:
+        while pidfile.exists() and pidfile.read_text() and _state(int(pidfile.read_text())) not in ("Z", "gone"):
+            assert time.monotonic() < deadline, "a child outlived the requester that asked for it"
+            time.sleep(0.05)
 
 
 def wait_for_pid(pidfile: Path) -> int:
