@@ -139,6 +139,11 @@ def load(model: str | None = None) -> Any:
 def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
     from crow.agent_loader import load_agent
     from crow_acp.serve import configure_logging, protect_stdout, serve
+    from crow_acp.stdio_relay import watchable
+
+    if not watchable(1):
+        raise Exit(USAGE, "crow acp writes ACP to a pipe, a socket or a terminal, not to a file; "
+                          "pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
 
     config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
     if spec is None:  # the default agent is built once initialize is answered (crow_acp/lazy_agent.py)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .shutdown import SIGNALS, StopSignals, first_of, stop_serving
+from .stdio_relay import readable_stdin
 from .wire import READ_PIECE, StdioTransport
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ def protect_stdout() -> int:
 async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_PIECE)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    stdin = os.fdopen(readable_stdin(), "rb", buffering=0, closefd=False)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     pipe = os.fdopen(protocol_fd, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
