@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,28 +41,33 @@ def load_agent(spec: str | None, config: Any) -> Any:
 
 
 def _import(target: str) -> Any:
-    if target.endswith(".py"):
-        path = Path(target).expanduser().resolve()
-        if not path.is_file():
-            raise Exit(SETUP, f"--agent: no such file {path}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise Exit(SETUP, f"--agent: cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(path.parent))
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # boundary with the user's module: one line instead of a traceback
-            raise Exit(SETUP, f"--agent: {path} failed to import: {_brief(exc)}") from exc
-        return module
+    """The user's module, from a file path or a module name."""
+    from_file = target.endswith(".py")
+    where, load = _file_loader(target) if from_file else (target, lambda: importlib.import_module(target))
     try:
-        return importlib.import_module(target)
-    except ModuleNotFoundError as exc:
-        if exc.name and target.startswith(exc.name):
+        return load()
+    except Exception as exc:  # boundary with the user's module: one line instead of a traceback
+        if not from_file and isinstance(exc, ModuleNotFoundError) and exc.name and target.startswith(exc.name):
             raise Exit(SETUP, f"--agent: no module named {exc.name!r}") from exc
-        raise Exit(SETUP, f"--agent: {target} failed to import: {_brief(exc)}") from exc
-    except Exception as exc:  # boundary with the user's module, as above
-        raise Exit(SETUP, f"--agent: {target} failed to import: {_brief(exc)}") from exc
+        raise Exit(SETUP, f"--agent: {where} failed to import: {_brief(exc)}") from exc
+
+
+def _file_loader(target: str) -> tuple[Path, Callable[[], Any]]:
+    """The file's resolved path and what runs it; a missing or unloadable file is an Exit here."""
+    path = Path(target).expanduser().resolve()
+    if not path.is_file():
+        raise Exit(SETUP, f"--agent: no such file {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise Exit(SETUP, f"--agent: cannot load {path}")
+    loader, module = spec.loader, importlib.util.module_from_spec(spec)
+
+    def load() -> Any:
+        sys.path.insert(0, str(path.parent))
+        loader.exec_module(module)
+        return module
+
+    return path, load
 
 
 def _brief(exc: BaseException) -> str:

@@ -197,7 +197,7 @@ class Confined:
                 parent.close()
             try:
                 check_regular(parent.path, os.fstat(fd))
-            except BaseException:
+            except BaseException:  # not a catch: whatever ends this (a cancel too), the fd is closed, then re-raised
                 os.close(fd)
                 raise
             return fd, parent.path
@@ -258,7 +258,7 @@ def _replace(parent: Parent, data: bytes, mode: int | None) -> None:
         if mode is not None:
             os.fchmod(fd, mode)
         os.rename(temp, parent.name, src_dir_fd=parent.fd, dst_dir_fd=parent.fd)
-    except BaseException:
+    except BaseException:  # not a catch: whatever ends the write (a cancel too), the temp file goes, then re-raised
         try:
             os.unlink(temp, dir_fd=parent.fd)
         except FileNotFoundError:

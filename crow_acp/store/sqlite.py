@@ -40,7 +40,7 @@ class SqliteDb:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
-        except BaseException:
+        except BaseException:  # not a catch: whatever ends the transaction (a cancel too) rolls it back, re-raised
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
