@@ -173,7 +173,7 @@ _server_python_env: dict[str, str] = {}
 def _server(env: Mapping[str, str]) -> str | None:
     """The socket path of this process's fork server (started on first use); None when crow must exec."""
     _ensure_server()
-    return _socket_path() if interpreter_env(dict(env)) == _server_python_env else None
+    return _in_socket_dir("server") if interpreter_env(dict(env)) == _server_python_env else None
 
 
 def python() -> str:
@@ -182,7 +182,7 @@ def python() -> str:
     if EXEC_ALL:
         return sys.executable
     _ensure_server()
-    return python_path()
+    return _in_socket_dir("python")
 
 
 def _ensure_server() -> None:
@@ -193,36 +193,32 @@ def _ensure_server() -> None:
         _socket_dir = tempfile.TemporaryDirectory(prefix="crow-fork-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        listener.bind(_socket_path())  # bound here: a request made before the server is up waits in its queue
+        listener.bind(_in_socket_dir("server"))  # bound here: a request made before the server is up waits in its queue
         listener.listen(64)
         server_env = {k: v for k, v in os.environ.items() if not k.startswith(("CROW_", "OPENAI_"))}
         fds = [theirs.fileno(), listener.fileno()]
-        command = [sys.executable, str(FORKSERVER), *map(str, fds), python_path()]
+        command = [sys.executable, str(FORKSERVER), *map(str, fds), _in_socket_dir("python")]
         _process = subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     env=server_env)  # fmt: skip
         theirs.close()
         listener.close()
         _control, _server_python_env = ours, interpreter_env(server_env)
-        shim = Path(python_path())
+        shim = Path(_in_socket_dir("python"))
         shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(LAUNCHER))} "
-                        f"{shlex.quote(_socket_path())} \"$@\"\n")  # fmt: skip
+                        f"{shlex.quote(_in_socket_dir('server'))} \"$@\"\n")  # fmt: skip
         shim.chmod(0o755)
 
 
 def socket_path() -> str:
     """Where this process's fork server takes requests (started on first use)."""
     _ensure_server()
-    return _socket_path()
+    return _in_socket_dir("server")
 
 
-def _socket_path() -> str:
+def _in_socket_dir(name: str) -> str:
+    """The server's socket ("server") and the launcher script ("python") live in one private directory."""
     assert _socket_dir is not None
-    return os.path.join(_socket_dir.name, "server")
-
-
-def python_path() -> str:
-    assert _socket_dir is not None
-    return os.path.join(_socket_dir.name, "python")
+    return os.path.join(_socket_dir.name, name)
 
 
 def stop() -> None:
