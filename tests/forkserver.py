@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # What `crow acp`, `crow run` and the SDK's MCP servers import while they serve (the libraries come with
@@ -112,7 +113,7 @@ class Server:
             message, fds = receive(conn)
         except OSError:
             return None  # it went away while connecting
-        request = json.loads(message) if message and len(fds) == STDIO_FDS else None
+        request = _parsed(message) if len(fds) == STDIO_FDS else None
         if request is None or interpreter_env(request["env"]) != interpreter_env(dict(os.environ)):
             close_fds(fds)
             with contextlib.suppress(OSError):  # the interpreter itself must read them: the requester execs
@@ -186,8 +187,19 @@ def receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     return message, list(fds)
 
 
-def close_fds(fds: object) -> None:
-    for fd in fds:  # type: ignore[attr-defined]
+def _parsed(message: bytes) -> dict | None:
+    """A request as launch.py and spawn.py write it; anything else (empty, cut short, not JSON) is None."""
+    try:
+        request = json.loads(message)
+    except ValueError:
+        return None
+    fields = ("args", "env", "cwd")
+    valid = isinstance(request, dict) and all(field in request for field in fields) and request["args"]
+    return request if valid else None
+
+
+def close_fds(fds: Iterable[int]) -> None:
+    for fd in fds:
         os.close(fd)
 
 

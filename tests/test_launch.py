@@ -132,6 +132,20 @@ def test_requesters_that_die_mid_request_leave_the_server_serving(probe: Path, t
             time.sleep(0.05)
 
 
+def test_a_malformed_request_is_told_to_exec_and_the_server_serves_on(probe: Path):
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        for garbage in (b"not json", b"{}", b'{"args": [], "env": {}, "cwd": "/"}', b"\xff" * 1000):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+                sock.connect(spawn.socket_path())
+                sock.sendmsg([garbage], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [devnull] * 3))])
+                assert json.loads(sock.recv(4096)) == {"exec": True}, garbage
+    finally:
+        os.close(devnull)
+    done, seen = run([spawn.python()], probe)
+    assert done.returncode == 3 and seen["ppid"] != os.getpid(), "the server still forks"
+
+
 def wait_for_pid(pidfile: Path) -> int:
     deadline = time.monotonic() + 60
     while not pidfile.exists() or not pidfile.read_text():
