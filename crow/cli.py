@@ -142,8 +142,8 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
     from crow_acp.stdio_relay import watchable
 
     if not watchable(1):
-        raise Exit(USAGE, "crow acp writes ACP to a pipe, a socket or a terminal, not to a file; "
-                          "pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
+        raise Exit(USAGE, "crow acp writes ACP to a pipe, a socket or a terminal, not to a file or a closed "
+                          "stdout; pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
 
     config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
     if spec is None:  # the default agent is built once initialize is answered (crow_acp/lazy_agent.py)

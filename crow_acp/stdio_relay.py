@@ -15,7 +15,11 @@ import threading
 
 
 def watchable(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
+    """A pipe, a socket or a terminal; False for a file, /dev/null or a closed fd."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:  # EBADF: the fd was closed (`crow acp >&-`)
+        return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 

@@ -29,8 +29,8 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
 
 
 def forkable(args: list[str]) -> bool:
-    if os.environ.get("CROW_TEST_EXEC") == "1" or not args:
-        return False
+    if os.environ.get("CROW_TEST_EXEC") == "1" or not args or not all(map(_is_open, (0, 1, 2))):
+        return False  # a closed stdio fd would be taken by this process's socket, not passed on closed
     return (args[0] in ("-m", "-c") and len(args) > 1) or (args[0].endswith(".py") and not args[0].startswith("-"))
 
 
@@ -84,6 +84,14 @@ def main() -> None:
         signal.signal(-returncode, signal.SIG_DFL)
         os.kill(os.getpid(), -returncode)
     os._exit(returncode & 0xFF)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 def _forward(pidfd: int, number: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from helpers import crow_command, crow_env
@@ -36,5 +37,13 @@ def test_stdout_to_a_file_is_a_one_line_error(tmp_path):
     env = crow_env(tmp_path / "home", "http://127.0.0.1:9/v1")
     with (tmp_path / "out.jsonl").open("wb") as stdout:
         done = run(env, subprocess.DEVNULL, stdout)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith("crow: crow acp writes ACP to a pipe") and b"Traceback" not in done.stderr
+
+
+def test_a_closed_stdout_is_the_same_one_line_error(tmp_path):
+    env = crow_env(tmp_path / "home", "http://127.0.0.1:9/v1")
+    done = subprocess.run(crow_command("acp"), env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1), timeout=60)  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.decode().startswith("crow: crow acp writes ACP to a pipe") and b"Traceback" not in done.stderr
