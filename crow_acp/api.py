@@ -204,6 +204,9 @@ class ToolContext:
     client: Any = None
     """The ACP client connection (fs/*, terminal/*), or None when crow runs without an editor."""
     client_capabilities: Any = None
+    write_targets: frozenset[str] | None = None
+    """The real paths the permission policy checked for this call's edits: a write tool writes only
+    those, so a symlink swapped in after the check cannot send it elsewhere (None: nothing checked)."""
 
 
 class Tool(Protocol):

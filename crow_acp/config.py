@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .protected import DEFAULT_PROTECTED, check_pattern
 
 Policy = Literal["ask", "allow", "deny"]
 
@@ -115,6 +116,13 @@ class PermissionConfig(Section):
     """The permission mode of a new session (the editor's mode picker or /mode changes it per session)."""
     timeout: float = Field(default=600.0, gt=0)
     """Seconds to wait for the editor's answer to a permission request; then the call is refused."""
+    protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+    """Paths whose writes always ask (fnmatch patterns below the roots); VCS internals always are."""
+
+    @field_validator("protected")
+    @classmethod
+    def _check_protected(cls, value: list[str]) -> list[str]:
+        return [check_pattern(pattern) for pattern in value]
 
 
 class SessionsConfig(Section):

@@ -72,6 +72,8 @@ class PendingCall:
     """Why the arguments are unusable (not JSON, not an object)."""
     images: list[tuple[str, str]] = field(default_factory=list)
     """Images the tool returned, shown to a vision model after all of the reply's results."""
+    write_targets: frozenset[str] | None = None
+    """The real paths of the call's edits, as the permission policy resolved and checked them."""
 
     @property
     def arguments(self) -> str:
@@ -244,6 +246,7 @@ async def _outcome(
     gate = await before_tool(turn, call, tool, context)
     if gate.result is not None:
         return gate.call, gate.result, False
+    context.write_targets = call.write_targets
     await session.emit(ToolCallRunning(session.id, call.id))
     limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:

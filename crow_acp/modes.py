@@ -16,7 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .tools import infer_kind
+from .plan_words import denial_word
+from .tools import FunctionTool
 
 if TYPE_CHECKING:
     from .api import Tool
@@ -74,13 +75,22 @@ def set_mode(session: Session, mode: Mode) -> None:
 
 
 def plan_refusal(tool: Tool, view: ToolView) -> str | None:
-    """Why plan mode refuses this call, or None. A read-only claim alone is not trusted: the kind the
-    tool shows and the kind its name suggests must not be a changing one either."""
-    kinds = {view.kind, infer_kind(tool.name)} & CHANGING_KINDS
-    if not tool.read_only or kinds:
-        why = "is not marked read-only" if not tool.read_only else f"looks like a {min(kinds)} tool"
-        return f"Plan mode: the tool {tool.name!r} {why}, so it may not run. Finish the plan; the user switches modes."
-    return None
+    """Why plan mode refuses this call, or None. A read-only claim alone is not trusted: a denial word
+    (plan_words.py) anywhere in the tool's name or title, or a changing kind, refuses it too. The
+    title of crow's own function tools describes the arguments (`Read run.sh`), so only their
+    name counts; their "think" tools (the plan) change nothing but the plan."""
+    own = isinstance(tool, FunctionTool)
+    if own and view.kind == "think" and tool.read_only:
+        return None
+    if not tool.read_only:
+        why = "is not marked read-only"
+    elif word := denial_word(tool.name, *([] if own else [view.title])):
+        why = f"has the word {word!r} in its name or title"
+    elif view.kind in CHANGING_KINDS:
+        why = f"is a tool of kind {view.kind!r}"
+    else:
+        return None
+    return f"Plan mode: the tool {tool.name!r} {why}, so it may not run. Finish the plan; the user switches modes."
 
 
 def edit_inside_roots(view: ToolView, roots: list[str]) -> bool:

@@ -40,7 +40,7 @@ class Session:
     history: list[StoredMessage] = field(default_factory=list)
     """Active entries, in the order the model sees them."""
     data: dict[str, Any] = field(default_factory=dict)
-    """Persisted session data: context, allowed_tools, additional_directories, model, agent."""
+    """Persisted session data: context, allowed (remembered answers), additional_directories, model, agent."""
     title: str | None = None
     local_tools: dict[str, Tool] = field(default_factory=dict)
     commands: dict[str, SlashCommand] = field(default_factory=dict)
@@ -59,10 +59,6 @@ class Session:
     @property
     def context(self) -> dict[str, Any]:
         return self.data.setdefault("context", {})
-
-    @property
-    def allowed_tools(self) -> list[str]:
-        return self.data.setdefault("allowed_tools", [])
 
     def messages(self) -> list[dict[str, Any]]:
         return [entry.message for entry in self.history]

@@ -26,6 +26,7 @@ from .mcp_host import McpHost, server_specs
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .mcp_specs import check_servers
+from .remembered import bind_to_roots
 from .session import INTERRUPTED, Session, answer_open_calls
 from .session_access import SessionAccess
 from .session_options import OptionHandlers, mode_command
@@ -130,6 +131,7 @@ class SessionOpening(OptionHandlers):
         session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers))  # in the background
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
+        bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go
         self.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
         for callback in self.callbacks.all():
             offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()

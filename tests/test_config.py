@@ -196,3 +196,16 @@ def test_every_config_key_is_documented():
     assert len(sections(Config)) >= 8, "the walk reaches every table"
     assert missing == []
     assert all(model.model_config.get("extra") == "forbid" for model in sections(Config))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[permissions]\nprotected = ".envrc"\n', "`[permissions]` `protected`: Input should be a valid list (got '.envrc')"),
+        ('[permissions]\nprotected = ["/etc/passwd"]\n', "must be relative to the workspace roots, without `..`"),
+        ('[permissions]\nprotected = ["a/../b"]\n', "must be relative to the workspace roots, without `..`"),
+        ('[permissions]\nprotected = [""]\n', "protected pattern '' is empty or holds a NUL"),
+    ],
+)
+def test_protected_patterns_are_checked(tmp_path, text, expected):
+    assert expected in error_for(tmp_path, text)

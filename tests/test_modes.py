@@ -94,7 +94,7 @@ async def test_modes_over_stdio(crow_home, tmp_path):
 
     plan = results(model.requests[1])
     assert not marker.exists() and not shell_marker.exists()  # the liars never ran
-    assert "looks like a delete tool" in plan["liar"] and "looks like a execute tool" in plan["shell"]
+    assert "has the word 'delete'" in plan["liar"] and "has the word 'run'" in plan["shell"]
     assert "is not marked read-only" in plan["add-plan"] and plan["read"] == "echo: look"
     assert PLANNING_NOTE in system_text(model.requests[0]) and PLANNING_NOTE not in system_text(model.requests[2])
     full = results(model.requests[3])

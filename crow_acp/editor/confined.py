@@ -27,6 +27,7 @@ MAX_HOPS = 40
 _NOFOLLOW = os.O_CLOEXEC | os.O_NOFOLLOW
 _DIR = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 _SPECIAL = ("/proc", "/sys", "/dev")
+_MOVED = "{path} changed while it was being written (a symbolic link appeared on the way); nothing was written."
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
 
@@ -97,11 +98,14 @@ class Confined:
         via = f"{linked_from} leads to {path} through a symbolic link: " if linked_from else f"{path} is "
         raise ToolError(f"{via}outside the workspace. Allowed roots: {', '.join(self.roots)}")
 
-    def parent(self, path: str, *, create: bool = False, missing_ok: bool = False, linked_from: str | None = None) -> Parent:
+    def parent(
+        self, path: str, *, create: bool = False, missing_ok: bool = False, linked_from: str | None = None, follow: bool = True
+    ) -> Parent:
         """The open directory holding path's last component; directories on the way may be created.
 
         With missing_ok, a missing directory on the way yields Parent(fd=-1) and the path as it
-        would be (nothing below a missing directory can be a symlink)."""
+        would be (nothing below a missing directory can be a symlink). Without follow, a symlink on
+        the way is an error: the caller gave a real path, so one appeared since it was resolved."""
         original = linked_from or path
         for _ in range(MAX_HOPS):
             root, parts = self._locate(os.path.normpath(path), linked_from)
@@ -109,6 +113,8 @@ class Confined:
             try:
                 for index, part in enumerate(parts[:-1]):
                     next_fd = self._subdir(fd, part, create)
+                    if isinstance(next_fd, str) and not follow:
+                        raise ToolError(_MOVED.format(path=original))
                     if isinstance(next_fd, str):  # a symlink: walk its target from a root
                         path, linked_from = os.path.join(here, next_fd, *parts[index + 1 :]), original
                         break
@@ -222,11 +228,12 @@ class Confined:
                 parent.close()
         raise ToolError(f"{path}: too many levels of symbolic links.")
 
-    def write(self, path: str, data: bytes) -> str:
-        """Replace (or create) a regular file with data, atomically; returns its real path."""
+    def write(self, path: str, data: bytes, *, follow: bool = True) -> str:
+        """Replace (or create) a regular file with data, atomically; returns its real path. Without
+        follow, path is a real path (from writable) and no symlink may be met on the way to it."""
         original, linked_from = path, None
         for _ in range(MAX_HOPS):
-            parent = self.parent(path, create=True, linked_from=linked_from)
+            parent = self.parent(path, create=True, linked_from=linked_from, follow=follow)
             try:
                 if not parent.name:
                     raise ToolError(f"{parent.path} is a directory.")
@@ -234,6 +241,8 @@ class Confined:
                     st = os.stat(parent.name, dir_fd=parent.fd, follow_symlinks=False)
                 except FileNotFoundError:
                     st = None
+                if st is not None and stat.S_ISLNK(st.st_mode) and not follow:
+                    raise ToolError(_MOVED.format(path=original))
                 if st is not None and stat.S_ISLNK(st.st_mode):
                     path = os.path.join(os.path.dirname(parent.path), os.readlink(parent.name, dir_fd=parent.fd))
                     linked_from = original

@@ -14,7 +14,7 @@ from ..events import ToolResult
 from ..tools import FunctionTool
 from .common import Handler, guarded, int_arg
 from .files import old_text, read_text, replaced, write_text
-from .paths import Workspace
+from .paths import ToolError, Workspace
 
 PATH = {"type": "string", "description": "File path, relative to the working directory or absolute."}
 READ_DOC = (
@@ -105,6 +105,8 @@ def applying(ws: Workspace, plan: Plan) -> Handler[ToolResult]:
 
     async def run(args: dict[str, Any], context: ToolContext) -> ToolResult:
         path, old, new, summary = await plan(ws, args, context)
+        if context.write_targets is not None and path not in context.write_targets:
+            raise ToolError(f"{ws.display(path)} is not the file the permission check saw (a symbolic link changed); nothing was written.")
         await write_text(ws, path, new, context)
         return ToolResult(summary, content=[tool_diff_content(path, new, old)])
 

@@ -157,13 +157,15 @@ def _whole_local(ws: Workspace, path: str, stop: threading.Event) -> str:
 async def write_text(ws: Workspace, path: str, text: str, context: ToolContext) -> None:
     """Write a real path (from old_text): through the editor's review panel, or atomically on disk."""
     if client_can(context, "write_text_file"):
-        await off_loop(lambda stop: ws.confined.writable(path))  # again, right before the editor writes: it may write in place
+        real, _ = await off_loop(lambda stop: ws.confined.writable(path))  # again, right before the editor writes: it may write in place
+        if real != path:
+            raise ToolError(f"{ws.display(path)} changed while it was being written (a symbolic link appeared); nothing was written.")
         try:
             await context.client.write_text_file(session_id=context.session.session_id, path=path, content=text)
         except RequestError as exc:
             raise client_error(f"write {ws.display(path)}", exc) from exc
         return
-    await off_loop(lambda stop: ws.confined.write(path, text.encode("utf-8")))
+    await off_loop(lambda stop: ws.confined.write(path, text.encode("utf-8"), follow=False))
 
 
 def replaced(name: str, text: str | None, find: str, replace: str, replace_all: bool) -> tuple[str, int]:

@@ -27,7 +27,7 @@ class SessionRecord:
     created_at: float
     updated_at: float
     data: dict[str, Any]
-    """additional_directories, mcp_servers, context, allowed_tools, agent name."""
+    """additional_directories, mcp_servers, context, allowed (remembered answers), agent name."""
 
 
 @dataclass(frozen=True)
