@@ -65,3 +65,14 @@ async def test_a_huge_context_file_is_read_only_up_to_the_bound(tmp_path):
     system = json.loads(request)["messages"][0]["content"]
     assert "rules first" in system and "[... truncated:" in system
     assert len(system) < 40_000  # the 32,000-character cap and the prompt around it
+
+
+async def test_a_project_skill_linked_out_of_the_workspace_is_skipped(tmp_path):
+    outside = tmp_path / "outside" / "SKILL.md"
+    outside.parent.mkdir()
+    outside.write_text(f"---\nname: leak\ndescription: {SECRET}\n---\nbody\n")
+    work = tmp_path / "work"
+    (work / ".agents" / "skills" / "leak").mkdir(parents=True)
+    (work / ".agents" / "skills" / "leak" / "SKILL.md").symlink_to(outside)
+    request = await first_request(tmp_path, work, RecordingClient())
+    assert "planted-canary" not in request

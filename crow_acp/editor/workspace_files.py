@@ -18,11 +18,15 @@ from .paths import ToolError
 
 @dataclass(frozen=True)
 class Read:
-    text: str
+    data: bytes
     real: str
     """The real path that was read (two names of one file read the same)."""
     size: int
     """The file's size in bytes; more than was read when it was over the bound."""
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
 
 
 class Refused(Exception):
@@ -30,7 +34,7 @@ class Refused(Exception):
 
 
 def read_confined(path: str, roots: Iterable[str], limit: int) -> Read:
-    """Up to `limit` bytes of a regular file inside `roots`, decoded as UTF-8 (bad bytes replaced).
+    """Up to `limit` bytes of a regular file inside `roots` ("/" for anywhere but /proc, /sys and /dev).
 
     FileNotFoundError when there is no such file; Refused when there is one that is not read."""
     try:
@@ -50,4 +54,4 @@ def read_confined(path: str, roots: Iterable[str], limit: int) -> Read:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    return Read(data.decode("utf-8", errors="replace"), real, max(size, len(data)))
+    return Read(data, real, max(size, len(data)))
