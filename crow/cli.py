@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp_schema.py)
+        from crow.private_memory import make_non_dumpable
         from crow_acp.acp_schema import import_schema
+
+        make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
     if args.command == "acp":

@@ -15,10 +15,12 @@ titles, plan steps) is redacted before the cut, so no part of a key is left at t
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +65,41 @@ def child_env(base: Mapping[str, str] | None = None, explicit: Mapping[str, str]
 
 
 def redact(text: str, values: frozenset[str] | None = None) -> str:
-    """The text with every key value replaced by a marker."""
-    for value in key_values() if values is None else values:
+    """The text with every key value, and its base64 and hex forms, replaced by a marker."""
+    values = key_values() if values is None else values
+    for value in values:
         if value in text:
             text = text.replace(value, MARK)
+    if values and (pattern := _encoded(values)).search(text):
+        text = pattern.sub(MARK, text)
     return text
+
+
+_BREAK = r"(?:\r?\n|\\r)?(?:\\n)?"
+"""Between any two characters of an encoded key: a line break, raw or JSON-escaped (base64 wraps at 76)."""
+_LIKE = {"+": "[+-]", "/": "[/_]"}
+"""The URL-safe alphabet's stand-ins."""
+
+
+@functools.lru_cache(maxsize=8)
+def _encoded(values: frozenset[str]) -> re.Pattern[str]:
+    """The base64 and hex forms of the keys, wherever they sit in an encoded stream.
+
+    Hex is byte-aligned: one form (either case). A base64 stream groups bytes by three, so a key at
+    offset o encodes differently for each o mod 3: the key without its first 0, 1 or 2 bytes, cut to
+    whole groups, is what appears whatever surrounds it (at most 2 bytes on either edge stay shown)."""
+    forms = []
+    for value in sorted(values):
+        raw = value.encode()
+        forms.append(_spaced(raw.hex(), lambda c: f"[{c}{c.upper()}]" if c.isalpha() else c))
+        for skip in range(3):
+            whole = raw[skip:][: (len(raw) - skip) // 3 * 3]
+            forms.append(_spaced(base64.b64encode(whole).decode(), lambda c: _LIKE.get(c, c)))
+    return re.compile("|".join(forms))
+
+
+def _spaced(text: str, char: Any) -> str:
+    return _BREAK.join(char(c) for c in text)
 
 
 def redact_json(value: Any, values: frozenset[str] | None = None) -> Any:
@@ -90,7 +122,7 @@ def dumps(value: Any, **options: Any) -> str:
     text = json.dumps(value, **options)
     values = key_values()
     ascii_only = options.get("ensure_ascii", True)
-    if any(value in text or _escaped(value, ascii_only) in text for value in values):
+    if any(value in text or _escaped(value, ascii_only) in text for value in values) or (values and _encoded(values).search(text)):
         text = json.dumps(redact_json(value, values), **options)
     return text
 

@@ -6,6 +6,7 @@ import datetime
 import inspect
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,10 +72,12 @@ class PromptCallback:
         self.context_files = tuple(context_files)
         self.context_cap = context_cap
         self._basis: dict[str, Basis] = {}
+        self._skipped: dict[str, set[str]] = {}
 
     async def __call__(self, session: SessionAccess, **kwargs: Any) -> None:
         if kwargs.get("hook") == "end_session":
             self._basis.pop(session.session_id, None)
+            self._skipped.pop(session.session_id, None)
             return
         step = kwargs.get("step")
         if step is not None and not self._stale(session, step):
@@ -124,12 +127,23 @@ class PromptCallback:
             "git": await facts.git_summary(cwd),
             "tools": session.tool_names(),
             "skills": session.get_context(CATALOG_KEY) or [],
-            "workspace_context": context.workspace_context(cwd, self.context_files, self.context_cap),
+            "workspace_context": await self._workspace_context(session),
         }
         for name, value in self.variables.items():
             value = value(session) if callable(value) else value
             values[name] = await value if inspect.isawaitable(value) else value
         return values
+
+    async def _workspace_context(self, session: SessionAccess) -> str:
+        """The context files' text; a file left out is shown to the user once per session, saying why."""
+        roots = tuple(os.path.join(session.cwd, d) for d in session.additional_directories)
+        found = context.read_context(Path(session.cwd), self.context_files, self.context_cap, roots)
+        shown = self._skipped.setdefault(session.session_id, set())
+        if fresh := [line for line in found.skipped if line not in shown]:
+            shown.update(fresh)
+            text = "\n".join(fresh) + "\n\nCrow reads context files only inside the workspace, and only regular files."
+            await session.report("Workspace context file skipped", status="failed", text=text)
+        return found.text
 
     def _stale(self, session: SessionAccess, step: int) -> bool:
         old = self._basis.get(session.session_id)

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import platform
 from pathlib import Path
 
 from .context import git_root
-
-log = logging.getLogger(__name__)
-
-GIT_TIMEOUT = 3.0
+from .git_status import git_dirs, porcelain_status, read_head
 
 
 def os_name() -> str:
@@ -32,34 +27,11 @@ async def git_summary(cwd: Path) -> str | None:
     root = git_root(cwd)
     if root is None:
         return None
-    status = await _git_status(cwd)
+    status = await porcelain_status(root)
     if status is None:  # no git binary, or it failed: the branch still comes from HEAD
         head = _head_branch(root)
         return f"branch {head}" if head else "a git repository"
     return _describe(status)
-
-
-async def _git_status(cwd: Path) -> str | None:
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "git", "status", "--porcelain=v2", "--branch",
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,  # never inherit stdout: it is the ACP wire
-            stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},  # do not fight the user's git for index.lock
-        )
-    except OSError as exc:
-        log.info("git status unavailable: %s", exc)
-        return None
-    try:
-        out, _ = await asyncio.wait_for(process.communicate(), GIT_TIMEOUT)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        log.info("git status took over %s s in %s", GIT_TIMEOUT, cwd)
-        return None
-    return out.decode(errors="replace") if process.returncode == 0 else None
 
 
 def _describe(status: str) -> str:
@@ -81,11 +53,8 @@ def _describe(status: str) -> str:
 
 
 def _head_branch(root: Path) -> str | None:
-    git = root / ".git"
-    try:
-        if git.is_file():  # a worktree or submodule: ".git" names the real directory
-            git = (root / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
-    except (OSError, IndexError):
+    dirs = git_dirs(root)
+    head = (read_head(dirs[0]) or "").strip() if dirs else ""
+    if not head:
         return None
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else f"detached at {head[:7]}"

@@ -8,6 +8,7 @@ They are stored hidden, so session/load replay does not show them as something t
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,8 @@ class SkillsHook:
     def found(self, session: SessionAccess) -> Discovery:
         """The session's skills, discovered on first use (begin_session normally does it)."""
         if (found := self._found.get(session.session_id)) is None:
-            found = discover(search_dirs(Path(session.cwd), self.skills_dir, self.home))
+            roots = (session.cwd, *(os.path.join(session.cwd, d) for d in session.additional_directories))
+            found = discover(search_dirs(Path(session.cwd), self.skills_dir, self.home), roots)
             self._found[session.session_id] = found
         return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +53,11 @@ def search_dirs(cwd: Path, skills_dir: SkillsDir | None = None, home: Path | Non
     ]
 
 
-def discover(dirs: list[SearchDir]) -> Discovery:
-    """Load every skill under `dirs`; a broken one becomes a warning, never an exception."""
+def discover(dirs: list[SearchDir], roots: tuple[str, ...] | None = None) -> Discovery:
+    """Load every skill under `dirs`; a broken one becomes a warning, never an exception.
+
+    With `roots` (the session's), a project skill's SKILL.md must lie inside them: one that a
+    symlink leads out of the workspace is skipped with a warning, as read_file would refuse it."""
     found = Discovery(dirs=dirs)
     seen: set[Path] = set()
     for directory in dirs:
@@ -62,7 +66,7 @@ def discover(dirs: list[SearchDir]) -> Discovery:
         seen.add(real)
         for path in _skill_files(directory.path, found.warnings):
             try:
-                skill = load_skill(path, directory.scope)
+                skill = load_skill(path, directory.scope, roots if directory.scope == "project" else None)
             except SkillError as exc:
                 log.warning("skipping skill: %s", exc)
                 found.warnings.append(str(exc))
@@ -82,4 +86,4 @@ def _skill_files(directory: Path, warnings: list[str]) -> list[Path]:
         warnings.append(f"{directory}: cannot list skills: {exc.strerror or exc}")
         return []
     skills = [child for child in children if not child.name.startswith(".")]
-    return [child / "SKILL.md" for child in skills if (child / "SKILL.md").is_file()]
+    return [child / "SKILL.md" for child in skills if os.path.lexists(child / "SKILL.md")]

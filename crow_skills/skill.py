@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crow_acp.editor.workspace_files import Refused, read_confined
+
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_NAME, MAX_DESCRIPTION, MAX_COMPATIBILITY = 64, 1024, 500
 MAX_FILE = 1_000_000
@@ -48,16 +50,20 @@ class Skill:
         return {"name": self.name, "description": self.description, "path": str(self.path)}
 
 
-def load_skill(path: Path, source: str = "custom") -> Skill:
-    """Parse and validate one SKILL.md; SkillError says what is wrong."""
+def load_skill(path: Path, source: str = "custom", roots: tuple[str, ...] | None = None) -> Skill:
+    """Parse and validate one SKILL.md; SkillError says what is wrong.
+
+    With `roots` (a project skill), the file is read as read_file reads: inside the roots. Either way at most MAX_FILE bytes are read, and a FIFO or device is refused, not waited on."""
     try:
-        if path.stat().st_size > MAX_FILE:
-            raise SkillError(f"{path}: larger than {MAX_FILE} bytes")
-        text = path.read_text(encoding="utf-8")
+        read = read_confined(str(path), roots or ("/",), MAX_FILE + 1)
+    except (Refused, OSError) as exc:
+        raise SkillError(f"{path}: cannot read: {exc}") from exc
+    if read.size > MAX_FILE:
+        raise SkillError(f"{path}: larger than {MAX_FILE} bytes")
+    try:
+        text = read.data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SkillError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise SkillError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     frontmatter, body = split_frontmatter(text, path)
     try:
         return from_frontmatter(parse_yaml(frontmatter, path), body, path, source)

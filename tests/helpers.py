@@ -86,9 +86,11 @@ async def run_crow(
     cwd: str | None = None,
     capabilities: ClientCapabilities | None = None,
     exec_: bool = False,
+    wrapper: tuple[str, ...] = (),
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """`python -m crow acp ARGS` (forked, see spawn.py; exec_=True execs it), initialized; yields (connection, process)."""
-    proc = await spawn.start(["acp", *args], default_environment() | env, cwd, exec_=exec_)
+    """`python -m crow acp ARGS` (forked, see spawn.py; exec_=True or a wrapper command execs it), initialized;
+    yields (connection, process)."""
+    proc = await spawn.start(["acp", *args], default_environment() | env, cwd, exec_=exec_, wrapper=wrapper)
     conn = connect_to_agent(client, proc.stdin, proc.stdout)
     try:
         await conn.initialize(

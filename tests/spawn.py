@@ -32,14 +32,16 @@ EXEC_ALL = os.environ.get("CROW_TEST_EXEC") == "1"
 
 
 async def start(
-    args: list[str], env: Mapping[str, str], cwd: str | Path | None = None, *, limit: int = 2**16, exec_: bool = False
+    args: list[str], env: Mapping[str, str], cwd: str | Path | None = None, *, limit: int = 2**16, exec_: bool = False,
+    wrapper: tuple[str, ...] = (),
 ) -> Any:
-    """`python -m crow ARGS` with stdin and stdout piped to the test, stderr inherited."""
+    """`python -m crow ARGS` with stdin and stdout piped to the test, stderr inherited; a wrapper
+    command (prlimit, setpriv, ...) execs it."""
     env = dict(env)
-    server = None if exec_ or EXEC_ALL else _server(env)
+    server = None if exec_ or wrapper or EXEC_ALL else _server(env)
     if server is None:
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "crow", *args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            *wrapper, sys.executable, "-m", "crow", *args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             cwd=None if cwd is None else str(cwd), limit=limit,
         )  # fmt: skip
     return await ForkedProcess.fork(server, args, env, _absolute(cwd), limit)
