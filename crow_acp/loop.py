@@ -54,6 +54,8 @@ from .tools import openai_schema
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user."
+MAX_NAME = 256
+"""Characters of a tool name kept from the stream (real ones have at most 64)."""
 PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
 """Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
 
@@ -127,7 +129,7 @@ async def run_turn(turn: Turn) -> str:
     session = turn.session
     for step in range(turn.max_steps):
         await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-        reply = await stream_reply(session, ReplyBudget(turn.limits.reply_chars))
+        reply = await stream_reply(session, ReplyBudget.of(turn.limits))
         await run_hooks(
             turn.callbacks.post_response,
             turn.access,
@@ -167,9 +169,10 @@ async def stream_reply(session: Session, budget: ReplyBudget) -> Reply:
                             draft.keep(reply.text_parts, reply.reasoning_parts)
                             await session.emit(ThoughtDelta(session.id, message_id, text))
                     case ToolCallChunk(index, call_id, name, arguments):
-                        call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
-                        call.name += budget.take(name or "")
-                        call.fragments.append(budget.take(arguments))
+                        if index in calls or budget.new_call(len(calls) + 1):
+                            call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
+                            call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
+                            call.fragments.append(budget.take(arguments))
                     case Usage():
                         reply.usage = delta
                     case Finish(reason):
@@ -180,7 +183,7 @@ async def stream_reply(session: Session, budget: ReplyBudget) -> Reply:
             with anyio.CancelScope(shield=True):
                 await close_stream(stream)
         if budget.cut:  # what was shown is kept, with a note for the model and the user
-            log.warning("cut a model reply at %d characters (limits.reply_chars)", budget.limit)
+            log.warning("cut a model reply: it passed %s", budget.cut)
             reply.text_parts.append(budget.note())
             reply.finish_reason = "length"
             await session.emit(TextDelta(session.id, message_id, budget.note()))

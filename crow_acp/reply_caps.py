@@ -17,27 +17,42 @@ from .events import ToolResult
 T = TypeVar("T")
 
 
+CALLS_PAST_CAP = 16
+"""A reply with this many times limits.tool_calls_per_reply calls is cut: each call would cost a result."""
+
+
 @dataclass
 class ReplyBudget:
-    """Characters a reply may still send (text, reasoning and tool arguments together)."""
+    """Characters a reply may still send (text, reasoning and tool arguments together), and its calls."""
 
     limit: int
+    max_calls: int
     used: int = 0
-    cut: bool = False
+    cut: str | None = None
+    """Why the reply was cut; None while it is within its limits."""
+
+    @classmethod
+    def of(cls, limits: LimitsConfig) -> ReplyBudget:
+        return cls(limits.reply_chars, limits.tool_calls_per_reply * CALLS_PAST_CAP)
 
     def take(self, text: str) -> str:
-        """The part of `text` that fits; once something did not fit, the reply is `cut`."""
+        """The part of `text` that fits; once something did not fit, the reply is `cut`.
+
+        Every chunk costs at least one character: a stream of empty chunks is bounded too."""
         room = self.limit - self.used
-        if len(text) > room:
-            self.cut, text = True, text[: max(room, 0)]
-        self.used += len(text)
+        if max(len(text), 1) > room:
+            self.cut, text = self.cut or f"the limit of {self.limit:,} characters per reply (limits.reply_chars)", text[: max(room, 0)]
+        self.used += max(len(text), 1)
         return text
 
+    def new_call(self, count: int) -> bool:
+        """Whether the reply may start its `count`-th call."""
+        if count > self.max_calls:
+            self.cut = self.cut or f"{self.max_calls:,} tool calls (limits.tool_calls_per_reply x {CALLS_PAST_CAP})"
+        return self.cut is None
+
     def note(self) -> str:
-        return (
-            f"\n\n[crow cut this reply here: it passed the limit of {self.limit:,} characters per reply"
-            " (limits.reply_chars). Tool calls in it were not run. Say less at a time.]"
-        )
+        return f"\n\n[crow cut this reply here: it passed {self.cut}. Tool calls in it were not run. Say less at a time.]"
 
 
 async def close_stream(stream: AsyncIterator[T]) -> None:

@@ -72,6 +72,20 @@ async def test_the_caps_are_configured_in_limits(crow_home, tmp_path):
     assert [r["content"].startswith("Not run") for r in results] == [False] * 9 + [True] * 3
 
 
+async def test_a_reply_of_endless_calls_is_cut_not_answered_one_by_one(crow_home, tmp_path):
+    calls = [ToolCall("nothing", {}, id=f"n{n}") for n in range(64 * 16 + 1)]
+    client = RecordingClient()
+    async with ScriptedModel([Reply(text="Here goes.", tool_calls=calls), Reply(text="short")]) as model:
+        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            with anyio.fail_after(60):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "max_tokens"
+                assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
+    kept = model.requests[-1]["messages"][-2]
+    assert kept["role"] == "assistant" and "tool_calls" not in kept and "1,024 tool calls" in kept["content"]
+    assert not client.of("tool_call") or all(u.title == "Connecting to MCP servers" for u in client.of("tool_call"))
+
+
 def vm_hwm_mib(pid: int) -> float:
     """The process's peak resident memory (VmHWM), in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
