@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
     run.add_argument("--session", help="continue a stored session by id")
     run.add_argument("--format", choices=["text", "json"], default="text", help="json: one JSON object per event")
+    run.add_argument("--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent")
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
@@ -192,7 +193,7 @@ def run_terminal(args: argparse.Namespace) -> int:
     agent_args = [flag for name, value in (("--agent", args.agent), ("--model", args.model)) if value for flag in (name, value)]
     warnings = _env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
-        prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format,
+        prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format, raw=args.raw,
         verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=warnings,
     )
     return run_prompt(options)

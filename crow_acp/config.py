@@ -145,6 +145,17 @@ class Timeouts(Section):
     """Seconds a streaming reply may go without a chunk."""
 
 
+class LimitsConfig(Section):
+    """Bounds on one model reply, whatever the model sends."""
+
+    parallel_tool_calls: int = Field(8, ge=1, le=256)
+    """Tool calls of one reply that run at once; the others wait (pending) for a free slot."""
+    tool_calls_per_reply: int = Field(64, ge=1, le=10_000)
+    """Tool calls of one reply that run at all; each one past it gets an error result instead."""
+    reply_chars: int = Field(4_000_000, ge=1_000)
+    """Characters of one reply (text, reasoning and tool arguments); past it the reply is cut."""
+
+
 class CompactionConfig(Section):
     threshold: int | None = Field(None, gt=0)
     """Prompt tokens that trigger compaction; None means 80% of the context window."""
@@ -184,6 +195,8 @@ class Config(Section):
     """Which tools run without asking."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
     """Time limits in seconds."""
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    """Bounds on one model reply: its tool calls and its size."""
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     """When and how long sessions are compacted."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)

@@ -59,7 +59,7 @@ def object_arguments(text: Any) -> str:
         try:
             if isinstance(json.loads(text), dict):
                 return text
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
             pass
     return "{}"
 

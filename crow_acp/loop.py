@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from . import images, thinking
 from .api import CrowCallbacks, Tool, ToolCallInfo, ToolContext
+from .config import LimitsConfig
 from .costs import charge
 from .draft import Draft
 from .events import (
@@ -43,6 +44,7 @@ from .history_rules import check_new_calls, object_arguments, strict_messages
 from .hooks import run_hooks
 from .llm import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from .modes import with_plan_note
+from .reply_caps import ReplyBudget, close_stream, over_cap
 from .session import Session
 from .session_access import SessionAccess
 from .text_repair import clean_value
@@ -52,6 +54,8 @@ from .tools import openai_schema
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user."
+MAX_NAME = 256
+"""Characters of a tool name kept from the stream (real ones have at most 64)."""
 PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
 """Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
 
@@ -115,6 +119,7 @@ class Turn:
     permit: PermissionGate
     max_steps: int
     tool_timeout: float
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     @property
     def access(self) -> SessionAccess:
@@ -126,7 +131,7 @@ async def run_turn(turn: Turn) -> str:
     session = turn.session
     for step in range(turn.max_steps):
         await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-        reply = await stream_reply(session)
+        reply = await stream_reply(session, ReplyBudget.of(turn.limits))
         await run_hooks(
             turn.callbacks.post_response,
             turn.access,
@@ -142,7 +147,7 @@ async def run_turn(turn: Turn) -> str:
     return "max_turn_requests"
 
 
-async def stream_reply(session: Session) -> Reply:
+async def stream_reply(session: Session, budget: ReplyBudget) -> Reply:
     """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
     reply, message_id = Reply(), uuid.uuid4().hex
     draft = Draft(session, message_id)
@@ -151,24 +156,40 @@ async def stream_reply(session: Session) -> Reply:
     tools = [openai_schema(tool) for tool in session.tools()]
     try:
         messages = strict_messages(with_plan_note(session, images.for_model(session)))
-        async for delta in session.model.stream(messages, tools, reasoning_effort=thinking.level(session)):
-            match delta:
-                case TextChunk(text):
-                    reply.text_parts.append(text)
-                    draft.keep(reply.text_parts, reply.reasoning_parts)
-                    await session.emit(TextDelta(session.id, message_id, text))
-                case ReasoningChunk(text):
-                    reply.reasoning_parts.append(text)
-                    draft.keep(reply.text_parts, reply.reasoning_parts)
-                    await session.emit(ThoughtDelta(session.id, message_id, text))
-                case ToolCallChunk(index, call_id, name, arguments):
-                    call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
-                    call.name += name or ""
-                    call.fragments.append(arguments)
-                case Usage():
-                    reply.usage = delta
-                case Finish(reason):
-                    reply.finish_reason = reason
+        stream = session.model.stream(messages, tools, reasoning_effort=thinking.level(session))
+        try:
+            async for delta in stream:
+                match delta:
+                    case TextChunk(text):
+                        if text := budget.take(text):
+                            reply.text_parts.append(text)
+                            draft.keep(reply.text_parts, reply.reasoning_parts)
+                            await session.emit(TextDelta(session.id, message_id, text))
+                    case ReasoningChunk(text):
+                        if text := budget.take(text):
+                            reply.reasoning_parts.append(text)
+                            draft.keep(reply.text_parts, reply.reasoning_parts)
+                            await session.emit(ThoughtDelta(session.id, message_id, text))
+                    case ToolCallChunk(index, call_id, name, arguments):
+                        if index in calls or budget.new_call(len(calls) + 1):
+                            call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
+                            call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
+                            call.fragments.append(budget.take(arguments))
+                    case Usage():
+                        reply.usage = delta
+                    case Finish(reason):
+                        reply.finish_reason = reason
+                if budget.cut:
+                    break
+        finally:
+            with anyio.CancelScope(shield=True):
+                await close_stream(stream)
+        if budget.cut:  # what was shown is kept, with a note for the model and the user
+            log.warning("cut a model reply: it passed %s", budget.cut)
+            reply.text_parts.append(budget.note())
+            reply.finish_reason = "length"
+            await session.emit(TextDelta(session.id, message_id, budget.note()))
+            calls.clear()
         # Only a finished stream's tool calls are recorded: a cut one has no complete calls to answer.
         reply.calls = list(calls.values())
         for call in reply.calls:
@@ -204,13 +225,17 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
     """Run one reply's tool calls concurrently; every call gets a recorded result, even on cancel."""
     session, done = turn.session, set[str]()
     tools = {tool.name: tool for tool in session.tools()}
+    allowed = turn.limits.tool_calls_per_reply
+    slots = anyio.Semaphore(turn.limits.parallel_tool_calls)  # the others stay pending until a slot frees
     try:
         for call in calls:
             call.view = tools[call.name].view(call.args or {}) if call.name in tools else ToolView(call.name)
             await session.emit(ToolCallStarted(session.id, call.id, call.name, call.shown_args, call.view))
+        for call in calls[allowed:]:
+            await _finish(session, call, over_cap(turn.limits, len(calls)), done)
         async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(_run_call, turn, call, tools.get(call.name), done)
+            for call in calls[:allowed]:
+                group.start_soon(_run_call, turn, call, tools.get(call.name), done, slots)
     finally:
         with anyio.CancelScope(shield=True):
             for call in calls:
@@ -219,16 +244,17 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
             images.record_tool_images(session, [(call.name, call.images) for call in calls if call.images])
 
 
-async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str]) -> None:
+async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str], slots: anyio.Semaphore) -> None:
     access = SessionAccess(turn.session)
     info, ran = placeholder(call), False
-    try:
-        info, result, ran = await _outcome(turn, call, tool, access)
-    except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
-        log.exception("tool %s failed", call.name)
-        result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
-    result = await after_tool(turn, access, info, result, ran)
-    await _finish(turn.session, call, result, done)
+    async with slots:
+        try:
+            info, result, ran = await _outcome(turn, call, tool, access)
+        except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
+            log.exception("tool %s failed", call.name)
+            result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+        result = await after_tool(turn, access, info, result, ran)
+        await _finish(turn.session, call, result, done)
 
 
 async def _outcome(

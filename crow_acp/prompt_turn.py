@@ -104,6 +104,7 @@ class PromptTurns(SessionControl):
             Permissions(self.config.permissions),
             max_steps=self.config.max_steps,
             tool_timeout=self.config.timeouts.mcp_call + 5,
+            limits=self.config.limits,
         )
 
     async def _finish_turn(self, session: Session, text: str, stop: str, error: BaseException | None) -> None:

@@ -53,6 +53,7 @@ def test_a_misspelled_permission_policy_is_an_error_not_a_looser_policy(tmp_path
         ('[mcp_servers.t]\ncommand = "x"\nenabled = "no"\n', "`[mcp_servers.t]` `enabled`", "'no'"),
         ("max_steps = \"many\"\n", "`max_steps`", "'many'"),
         ("timeouts = 5\n", "`timeouts`", "5"),
+        ('[limits]\nparallel_tool_calls = "8"\n', "`[limits]` `parallel_tool_calls`", "'8'"),
     ],
 )
 def test_a_wrong_type_names_the_key_and_the_value(tmp_path, text, where, got):
@@ -65,6 +66,9 @@ def test_a_wrong_type_names_the_key_and_the_value(tmp_path, text, where, got):
     [
         ("[timeouts]\nmodel = -1\n", "`[timeouts]` `model`"),
         ("max_steps = 0\n", "`max_steps`"),
+        ("[limits]\nparallel_tool_calls = 0\n", "`[limits]` `parallel_tool_calls`"),
+        ("[limits]\ntool_calls_per_reply = 0\n", "`[limits]` `tool_calls_per_reply`"),
+        ("[limits]\nreply_chars = 10\n", "`[limits]` `reply_chars`"),
         ("[models.fast]\ncontext_window = 0\n", "`[models.fast]` `context_window`"),
         ("[models.fast]\ntemperature = 9.0\n", "`[models.fast]` `temperature`"),
         ('[models.fast]\nbase_url = "api.openai.com/v1"\n', "`[models.fast]` `base_url`"),

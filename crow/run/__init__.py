@@ -24,6 +24,8 @@ class RunOptions:
     session: str | None = None
     approve: bool = False
     format: str = "text"
+    raw: bool = False
+    """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
     verbose: bool = False
     agent_args: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -33,12 +35,12 @@ def make_view(options: RunOptions):  # -> View
     from crow.run.plain import JsonView, PlainView
 
     if options.format == "json":
-        return JsonView(approve=options.approve)
+        return JsonView(approve=options.approve, raw=options.raw)
     if sys.stdout.isatty():
         from crow.run.live import LiveView
 
         return LiveView(approve=options.approve, verbose=options.verbose)
-    return PlainView(approve=options.approve)
+    return PlainView(approve=options.approve, raw=options.raw)
 
 
 def run_prompt(options: RunOptions) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 PREVIEW = 400
+_C1 = re.compile("[\x7f-\x9f]")
 REFUSED = "permission needed; refused because no terminal can answer (rerun with --yes to allow tools)"
 
 
@@ -37,13 +39,14 @@ async def read_answer(question: str, stream: TextIO) -> str:
 
 
 class PlainView:
-    def __init__(self, *, approve: bool) -> None:
+    def __init__(self, *, approve: bool, raw: bool = False) -> None:
         self.approve = approve
+        self.raw = raw and not sys.stdout.isatty()
+        """Write the answer as sent: only into a pipe or file, and only when asked (--raw)."""
         self.at_line_start = True
         self.after_tool = False
         self.thinking = False
         self.warned: set[str] = set()
-        self.tty = sys.stdout.isatty()
         self.dim, self.reset = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
 
     def _err(self, line: str, *, dim: bool = False) -> None:
@@ -61,7 +64,7 @@ class PlainView:
         if self.after_tool and not self.at_line_start:
             chunk = "\n" + chunk  # each step's text on its own line
         self.after_tool = False
-        sys.stdout.write(printable(chunk) if self.tty else chunk)  # a pipe gets the answer as it is
+        sys.stdout.write(chunk if self.raw else printable(chunk))  # a file is read on a terminal later (cat)
         sys.stdout.flush()
         self.at_line_start = chunk.endswith("\n")
 
@@ -130,12 +133,15 @@ class PlainView:
 class JsonView:
     """One JSON object per line on stdout: text, thought, tool_call, tool_call_update, plan, usage, stop."""
 
-    def __init__(self, *, approve: bool) -> None:
+    def __init__(self, *, approve: bool, raw: bool = False) -> None:
         self.approve = approve
+        self.raw = raw
         self.plain = PlainView(approve=approve)
 
     def _emit(self, event_type: str, /, **fields: Any) -> None:
-        sys.stdout.write(json.dumps({"type": event_type, **fields}, ensure_ascii=False) + "\n")
+        line = json.dumps({"type": event_type, **fields}, ensure_ascii=False)
+        # JSON escapes C0 controls itself; DEL and C1 (0x7f-0x9f) it leaves as they are, and a terminal may obey them.
+        sys.stdout.write((line if self.raw else _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", line)) + "\n")
         sys.stdout.flush()
 
     def text(self, chunk: str) -> None:

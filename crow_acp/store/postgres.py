@@ -13,7 +13,7 @@ from typing import Any
 
 from . import schema
 from .protocol import Owner, StoreError
-from .sql import SqlStore
+from .sql import SqlStore, storable
 from .worker import Workers
 
 CONNECTIONS = 4
@@ -59,7 +59,7 @@ class PostgresDb:
     def execute(self, sql: str, args: Iterable[Any] = ()) -> Any:
         if self.conn.broken or self.conn.closed:  # the server restarted: reconnect before the next statement
             self.conn = self._connect()
-        return self.conn.execute(sql.replace("?", "%s"), tuple(args))
+        return self.conn.execute(sql.replace("?", "%s"), storable(args))
 
     def transaction(self) -> AbstractContextManager[Any]:
         if self.conn.broken or self.conn.closed:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..history import EntryMeta, StoredMessage
 from ..secrets import dumps, redact
+from ..text_repair import clean_text
 from .leasing import SqlLeases
 from .protocol import Owner, SessionRecord
 from .worker import Workers
@@ -146,6 +147,21 @@ class SqlStore(SqlLeases):
         """Release this owner's leases, apply every queued write, close the connections."""
         await self._release_all()
         await self.workers.stop()
+
+
+def storable(args: Iterable[Any]) -> tuple[Any, ...]:
+    """A statement's arguments as both databases take them, the one rule for every column.
+
+    PostgreSQL refuses a NUL in text and neither backend encodes a lone surrogate: both become
+    U+FFFD, on SQLite too, so the two stores hold the same text. Messages, displays and session
+    data are JSON with ASCII escapes, so a NUL in them never gets here and is kept exactly."""
+    return tuple(_storable_text(arg) if isinstance(arg, str) else arg for arg in args)
+
+
+def _storable_text(text: str) -> str:
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    return text if text.isascii() else clean_text(text)
 
 
 def _statement(sql: str, args: tuple[Any, ...]) -> Callable[[Db], Any]:

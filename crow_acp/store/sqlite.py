@@ -16,7 +16,7 @@ from typing import Any
 
 from . import schema
 from .protocol import Owner, StoreError
-from .sql import SqlStore
+from .sql import SqlStore, storable
 from .worker import Workers
 
 BUSY_MS = 30_000
@@ -32,7 +32,7 @@ class SqliteDb:
         self.conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
 
     def execute(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, tuple(args))
+        return self.conn.execute(sql, storable(args))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
