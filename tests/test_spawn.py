@@ -17,8 +17,13 @@ pytestmark = pytest.mark.anyio
 
 def open_fds(pid: int) -> list[str]:
     """What crow's fds point at, numbers and inode numbers left out: ['pipe', 'socket', '/path', ...]."""
-    fds = Path(f"/proc/{pid}/fd")
-    return sorted(re.sub(r":\[\d+\]$", "", os.readlink(fds / fd)) for fd in os.listdir(fds))
+    fds, targets = Path(f"/proc/{pid}/fd"), []
+    for fd in os.listdir(fds):
+        try:
+            targets.append(re.sub(r":\[\d+\]$", "", os.readlink(fds / fd)))
+        except FileNotFoundError:  # closed between the listing and the look: not settled yet anyway
+            targets.append("(closed)")
+    return sorted(targets)
 
 
 async def settled_fds(pid: int) -> list[str]:
