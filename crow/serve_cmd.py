@@ -15,9 +15,20 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
     serve = commands.add_parser(
         "serve", parents=[agent_options], help="serve the agent over HTTP and WebSocket to many clients (teams)"
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (beyond loopback a token is required)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
-    serve.add_argument("--token", default=os.environ.get("CROW_SERVE_TOKEN"), help="bearer token clients must send (or CROW_SERVE_TOKEN)")
+    serve.add_argument(
+        "--token-file", metavar="PATH", help="file holding the bearer token clients must send (else CROW_SERVE_TOKEN, "
+        "else crow generates one into $CROW_HOME/serve-PORT.token)"
+    )
+    serve.add_argument("--no-token", action="store_true", help="serve without a token (loopback only; any local user can connect)")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME", help="a Host name clients use (repeatable)")
+    serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed in (repeatable)")
+    serve.add_argument("--allow-client-command", action="append", default=[], metavar="COMMAND",
+                       help="a stdio MCP server command clients may start (repeatable)")
+    serve.add_argument("--allow-client-commands", action="store_true", help="clients may start any stdio MCP server command")
+    serve.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle HTTP connection is closed (default 300)")
+    serve.add_argument("--header-timeout", type=float, default=10.0, help="seconds a client has to send request headers (default 10)")
     serve.add_argument("--max-connections", type=int, default=256, help="ACP connections at once (default 256)")
     serve.add_argument("--max-requests", type=int, default=64, help="unanswered requests per connection (default 64)")
     serve.add_argument("--max-body", type=int, default=50 * 1024 * 1024, help="bytes in one request or message (default 50 MiB)")
@@ -29,15 +40,22 @@ def serve_command(args: argparse.Namespace) -> int:
     from crow_acp.serve import configure_logging
     from crow_acp.store import StoreError, open_store
     from crow_acp.web.app import Limits
+    from crow_acp.web.client_servers import ClientCommands
+    from crow_acp.web.guard import Gate
     from crow_acp.web.run import ServeOptions, TokenRequired, check_token, serve
 
-    limits = Limits(max(args.max_connections, 1), max(args.max_requests, 1), max(args.max_body, 1024))
-    options = ServeOptions(args.host, args.port, args.token or None, max(args.grace, 0.0), limits)
+    limits = Limits(
+        max(args.max_connections, 1), max(args.max_requests, 1), max(args.max_body, 1024),
+        max(args.idle_timeout, 1.0), max(args.header_timeout, 1.0),
+    )
+    commands = ClientCommands(args.allow_client_commands, frozenset(args.allow_client_command))
+    gate = Gate.build(args.host, args.allowed_host, args.allowed_origin)
+    config = load(args.model)
+    options = ServeOptions(args.host, args.port, _token(args, config.home), max(args.grace, 0.0), limits, gate, commands)
     try:
         check_token(options)
     except TokenRequired as exc:
         raise Exit(SETUP, str(exc)) from exc
-    config = load(args.model)
     make_agent = agent_factory(args.agent, config)
     try:
         store = open_store(config)
@@ -49,6 +67,37 @@ def serve_command(args: argparse.Namespace) -> int:
     except (StoreError, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     return 0
+
+
+def _token(args: argparse.Namespace, home: Any) -> str | None:
+    """The operator's token (file, then environment), none with --no-token, else a generated one."""
+    from crow_acp.web.run import is_loopback
+    from crow_acp.web.token import TokenError, generate_token_file, read_token_file
+
+    if args.no_token:
+        if args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
+            raise Exit(SETUP, "--no-token and a token (--token-file or CROW_SERVE_TOKEN) contradict each other")
+        if not is_loopback(args.host):
+            raise Exit(SETUP, f"--no-token is for loopback only, and crow serve would listen on {args.host}")
+        _warn("WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
+              "connect and run tools as you. Use it only on a machine that is yours alone.")
+        return None
+    try:
+        if args.token_file:
+            return read_token_file(args.token_file)
+        if token := os.environ.get("CROW_SERVE_TOKEN", "").strip():
+            return token
+        token, path = generate_token_file(home, args.port)
+    except (TokenError, OSError) as exc:
+        raise Exit(SETUP, str(exc)) from exc
+    _warn(f"crow serve: clients must send 'Authorization: Bearer <token>'; the token is in {path} (readable by you only)")
+    return token
+
+
+def _warn(text: str) -> None:
+    import sys
+
+    print(text, file=sys.stderr, flush=True)
 
 
 def agent_factory(spec: str | None, config: Any) -> Callable[[], Any]:

@@ -50,6 +50,9 @@ class Leases:
         self._close = close
         self.taken_over: dict[str, LeaseLost] = {}
         """Sessions another process took over from this agent, until loaded again: their prompts get the error."""
+        self.dormant = False
+        """Its client is gone for now (`crow serve`: no request, no stream): its sessions' leases are not
+        renewed, so another process may take them over once they expire (lease_ttl), as if this one died."""
         self._closing: set[asyncio.Task[Any]] = set()
 
     async def take(self, session_id: str) -> None:
@@ -137,7 +140,8 @@ async def _renew_forever(store: SessionStore) -> None:
     while True:
         await asyncio.sleep(store.lease_ttl / 3)
         try:
-            lost = await store.renew()
+            dormant = frozenset(sid for sid, holder in _OPEN.get(store, {}).items() if holder.dormant)
+            lost = await store.renew(dormant)
         except RuntimeError:
             return  # the store was closed
         except Exception as exc:  # the store's own error (a database restarting): try again next round

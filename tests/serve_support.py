@@ -16,11 +16,15 @@ from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.schema import ClientCapabilities, Implementation
 from helpers import free_port
 
+TOKEN = "test-serve-token"
+"""The token crow_serve gives a server by default (CROW_SERVE_TOKEN), and the clients here send."""
+
 
 @dataclass
 class Served:
     proc: asyncio.subprocess.Process
     url: str
+    token: str | None
 
     @property
     def acp(self) -> str:
@@ -38,13 +42,21 @@ class Served:
 
 
 @asynccontextmanager
-async def crow_serve(env: dict[str, str], *args: str, python_args: tuple[str, ...] = ()) -> AsyncIterator[Served]:
-    """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200."""
+async def crow_serve(
+    env: dict[str, str], *args: str, python_args: tuple[str, ...] = (), token: str | None = TOKEN, client_commands: bool = True,
+    preexec_fn: Any = None,
+) -> AsyncIterator[Served]:
+    """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200: with `token` in
+    CROW_SERVE_TOKEN (None: none given), and letting clients start the test MCP servers (helpers.echo_stdio)."""
+    if token is not None:
+        env = {**env, "CROW_SERVE_TOKEN": token}
+    if client_commands:
+        args = ("--allow-client-command", spawn.python(), *args)
     for _ in range(3):  # another process may take the free port first
         port = free_port()
         python = [sys.executable, *python_args] if python_args else [spawn.python()]  # options need a real interpreter
         proc = await asyncio.create_subprocess_exec(
-            *python, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None
+            *python, "-m", "crow", "serve", "--port", str(port), *args, env=env, stderr=None, preexec_fn=preexec_fn
         )
         if await _healthy(proc, f"http://127.0.0.1:{port}"):
             break
@@ -52,7 +64,7 @@ async def crow_serve(env: dict[str, str], *args: str, python_args: tuple[str, ..
     else:
         raise RuntimeError(f"crow serve exited with {proc.returncode}")
     try:
-        yield Served(proc, f"http://127.0.0.1:{port}")
+        yield Served(proc, f"http://127.0.0.1:{port}", env.get("CROW_SERVE_TOKEN"))
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -96,17 +108,23 @@ async def _connected(client: Any, transport: Any) -> AsyncIterator[Any]:
         await transport.close()
 
 
+SERVED = "served"
+"""over_http/over_ws's default token: the server's own."""
+
+
 @asynccontextmanager
-async def over_http(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
+async def over_http(client: Any, served: Served, token: str | None = SERVED) -> AsyncIterator[Any]:
     from acp.http import create_http_stream
 
-    async with _connected(client, create_http_stream(served.acp, headers=_bearer(token))) as conn:
+    headers = _bearer(served.token if token == SERVED else token)
+    async with _connected(client, create_http_stream(served.acp, headers=headers)) as conn:
         yield conn
 
 
 @asynccontextmanager
-async def over_ws(client: Any, served: Served, token: str | None = None) -> AsyncIterator[Any]:
+async def over_ws(client: Any, served: Served, token: str | None = SERVED) -> AsyncIterator[Any]:
     from acp.ws.client import create_websocket_stream
 
-    async with _connected(client, await create_websocket_stream(served.ws, headers=_bearer(token))) as conn:
+    headers = _bearer(served.token if token == SERVED else token)
+    async with _connected(client, await create_websocket_stream(served.ws, headers=headers)) as conn:
         yield conn

@@ -96,14 +96,14 @@ async def test_a_second_connection_loading_a_running_session_cancels_its_turn_fi
                         await a.prompt(session_id=sid, prompt=[text("still mine?")])
 
 
-async def test_the_token_is_required_beyond_loopback_and_enforced(crow_home, tmp_path):
+async def test_no_token_is_refused_beyond_loopback_and_the_token_is_enforced(crow_home, tmp_path):
     env = crow_env(crow_home, "http://127.0.0.1:9/v1")
     refused = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "crow", "serve", "--host", "0.0.0.0", env=env, stderr=asyncio.subprocess.PIPE
+        sys.executable, "-m", "crow", "serve", "--host", "0.0.0.0", "--no-token", env=env, stderr=asyncio.subprocess.PIPE
     )
     _, err = await refused.communicate()
-    assert refused.returncode == 3 and b"token" in err and b"Traceback" not in err
-    async with crow_serve({**env, "CROW_SERVE_TOKEN": "s3cret"}, "--agent", CORE_AGENT) as served:
+    assert refused.returncode == 3 and b"loopback only" in err and b"Traceback" not in err
+    async with crow_serve(env, "--agent", CORE_AGENT, token="s3cret") as served:
         async with httpx.AsyncClient() as http:
             body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
             for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret"}):
@@ -111,11 +111,11 @@ async def test_the_token_is_required_beyond_loopback_and_enforced(crow_home, tmp
                 assert response.status_code == 401, headers
             assert (await http.get(served.url + "/health")).json()["ready"] is True, "health needs no token"
         with pytest.raises(InvalidStatus) as upgrade:
-            async with over_ws(RecordingClient(), served):
+            async with over_ws(RecordingClient(), served, token=None):
                 pass
         assert upgrade.value.response.status_code == 403, "the upgrade is refused"
         with pytest.raises(AcpHttpStatusError) as initialize:
-            async with over_http(RecordingClient(), served):
+            async with over_http(RecordingClient(), served, token=None):
                 pass
         assert initialize.value.status_code == 401
         async with over_ws(RecordingClient(), served, token="s3cret") as conn:
@@ -132,7 +132,7 @@ async def test_connection_request_and_size_limits_hold(crow_home, tmp_path):
             client = RecordingClient()
             with anyio.fail_after(90):
                 async with over_http(client, served) as conn:
-                    async with httpx.AsyncClient() as http:
+                    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {served.token}"}) as http:
                         body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
                         assert (await http.post(served.acp, json=body)).status_code == 503, "one connection at most"
                         big = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x" * 200_000}}

@@ -144,13 +144,18 @@ class SqlLeases:
 
         await self.workers.of(session_id).call(op)
 
-    async def renew(self) -> list[str]:
+    async def renew(self, skip: frozenset[str] = frozenset()) -> list[str]:
         token, ttl = self.owner.token, self.lease_ttl
 
         def op(db: Db) -> list[str]:
             held = set(self._held)  # before reading: a session acquired from now on is not taken for lost
             with db.transaction():
-                db.execute("UPDATE leases SET expires_at = ? WHERE token = ?", (db.now() + ttl, token))
+                expires = db.now() + ttl
+                if skip:  # a skipped lease keeps this owner's token: it may be renewed again if nobody took it
+                    for session_id in sorted(held - skip):
+                        db.execute("UPDATE leases SET expires_at = ? WHERE token = ? AND session_id = ?", (expires, token, session_id))
+                else:
+                    db.execute("UPDATE leases SET expires_at = ? WHERE token = ?", (expires, token))
                 still = {row[0] for row in db.execute("SELECT session_id FROM leases WHERE token = ?", (token,)).fetchall()}
             lost = sorted(sid for sid in held - still if sid in self._held)  # not released meanwhile
             for session_id in lost:

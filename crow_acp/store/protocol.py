@@ -143,8 +143,9 @@ class SessionStore(Protocol):
     async def release(self, session_id: str) -> None: ...
     async def delete(self, session_id: str) -> None:
         """Delete the session and its whole history at once; SessionBusy if a live owner holds it."""
-    async def renew(self) -> list[str]:
-        """Extend every lease this owner holds; returns the sessions whose lease it lost."""
+    async def renew(self, skip: frozenset[str] = frozenset()) -> list[str]:
+        """Extend every lease this owner holds but those in `skip` (left to run out); returns the sessions
+        whose lease it lost."""
     async def ping(self) -> None:
         """Raise StoreError if the store cannot be reached."""
     async def close(self) -> None: ...

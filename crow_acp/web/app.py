@@ -1,7 +1,12 @@
-"""The ASGI app `crow serve` runs: the SDK's ACP endpoint behind a bearer token, limits and a health check.
+"""The ASGI app `crow serve` runs: the SDK's ACP endpoint behind Host/Origin checks, a bearer token,
+limits and a health check.
 
     POST/GET/DELETE /acp   Streamable HTTP (SSE streams)       WebSocket /acp   the same, on one socket
     GET /health            200 {"ready": true, "store": "ok"} or 503 with what is wrong (no token needed)
+
+Every request and upgrade passes the gate first (guard.py: a foreign Host or any browser Origin is
+refused with 403), then the token. A JSON body nested too deep to parse is answered with the JSON-RPC
+error -32600 (HTTP 400), not a 500.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp.http.asgi import AcpAsgiApp
+from acp.http.protocol import CONNECTION_ID_HEADER
 
 from ..store import SessionStore
-from .connection import CrowServer
+from .connection import CrowConnection, CrowServer
+from .guard import Gate
+from .idle import reap_forever
 from .ws import serve_websocket
 
 log = logging.getLogger(__name__)
@@ -26,6 +34,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 PATH = "/acp"
+CONNECTION_ID = CONNECTION_ID_HEADER.lower().encode()
 HEALTH = "/health"
 
 
@@ -37,21 +46,29 @@ class Limits:
     """Unanswered requests per connection; more get a JSON-RPC error."""
     max_body: int = 50 * 1024 * 1024
     """Bytes in one POST body or WebSocket message (prompts carry images); more get 413."""
+    idle_timeout: float = 300.0
+    """Seconds an HTTP connection may go without a request or an open stream before it is closed."""
+    header_timeout: float = 10.0
+    """Seconds a client has to send a request's headers (sockets.py)."""
 
 
 class CrowApp:
-    def __init__(self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits) -> None:
+    def __init__(self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits, gate: Gate) -> None:
         self.server = server
         self.store = store
         self.token = token
         self.limits = limits
+        self.gate = gate
         self.draining = False
         self._acp = AcpAsgiApp(server)
+        self._reaper: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
             await self._lifespan(receive, send)
+        elif (refusal := self.gate.refusal(_header(scope, b"host"), _header(scope, b"origin"))) is not None:
+            await self._refuse(scope, send, 403, refusal)
         elif kind == "http" and scope["path"] == HEALTH:
             await self._health(send)
         elif scope["path"] != PATH:
@@ -67,10 +84,38 @@ class CrowApp:
         elif kind == "websocket":
             await serve_websocket(self.server, receive, send)
         else:
-            await self._acp(scope, self._bounded(receive), send)
+            await self._http(scope, receive, send)
+
+    async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        """The SDK's handling, counted as activity of its connection, a stream ended when its client goes."""
+        state = self.server.crow_registry.get(_header(scope, CONNECTION_ID) or "")
+        if not isinstance(state, CrowConnection):  # initialize, or an unknown id the SDK answers
+            await self._parsed(scope, receive, send)
+            return
+        with state.activity.busy():
+            if scope["method"] == "GET":
+                await _until_disconnect(self._acp(scope, receive, send), receive)
+            else:
+                await self._parsed(scope, receive, send)
+
+    async def _parsed(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        try:
+            await self._acp(scope, self._bounded(receive), tracked)
+        except RecursionError:  # json.loads of a body nested deeper than Python's stack (the SDK parses it)
+            if started:
+                raise
+            error = {"code": -32600, "message": "Invalid Request: JSON nested too deep"}
+            await _json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
 
     def _authorized(self, scope: dict[str, Any]) -> bool:
-        if self.token is None:
+        if self.token is None:  # --no-token, on loopback only (run.check_token)
             return True
         given = _header(scope, b"authorization") or ""
         scheme, _, value = given.partition(" ")
@@ -111,10 +156,33 @@ class CrowApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self._reaper = asyncio.create_task(reap_forever(self.server.crow_registry, self.limits.idle_timeout))
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._reaper is not None:
+                    self._reaper.cancel()
                 await send({"type": "lifespan.shutdown.complete"})  # run.py drains before uvicorn stops
                 return
+
+
+async def _until_disconnect(handler: Awaitable[None], receive: Receive) -> None:
+    """Run an SSE stream's handler until it ends or its client disconnects. uvicorn drops what is sent
+    to a client that is gone without saying so, and the SDK's stream never reads: it would run forever."""
+    stream = asyncio.ensure_future(handler)
+    gone = asyncio.ensure_future(_disconnect(receive))
+    try:
+        done, _ = await asyncio.wait({stream, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (stream, gone):
+            task.cancel()
+        await asyncio.gather(stream, gone, return_exceptions=True)
+    if stream in done:
+        stream.result()  # its error, if it failed, reaches uvicorn as before
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:

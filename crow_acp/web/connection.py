@@ -31,6 +31,8 @@ from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, Connectio
 from acp.meta import AGENT_METHODS
 
 from ..session_open import SessionOpening
+from .client_servers import ClientCommands
+from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair
 
 REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
@@ -48,7 +50,7 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int) -> None:
+    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, client_commands: ClientCommands) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = transport_pair()
@@ -71,7 +73,9 @@ class CrowConnection(ConnectionState):
         self.prompts: dict[str, str] = {}
         """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
+        self.client_commands = client_commands
         self._registered: dict[str, asyncio.Event] = {}
+        self.activity = Activity()
 
     async def _pump(self) -> None:
         try:
@@ -107,6 +111,10 @@ class CrowConnection(ConnectionState):
         return self._registered.setdefault(session_id, asyncio.Event())
 
     async def deliver_to_agent(self, message: dict[str, Any]) -> None:
+        if "method" in message and (refused := self.client_commands.refusal(message)) is not None:
+            if "id" in message:  # a notification naming a command is dropped: it has no one to answer
+                await super()._route_response({"jsonrpc": "2.0", "id": message["id"], "error": refused})
+            return
         key = message_id_key(message.get("id")) if "method" in message else None
         if key is not None:
             if len(self.in_flight) >= self.max_requests:
@@ -140,11 +148,14 @@ class CrowConnection(ConnectionState):
 
 
 class CrowRegistry(ConnectionRegistry):
-    def __init__(self, make_agent: Callable[[], ServedAgent], max_connections: int, max_requests: int) -> None:
+    def __init__(
+        self, make_agent: Callable[[], ServedAgent], max_connections: int, max_requests: int, client_commands: ClientCommands
+    ) -> None:
         super().__init__()
         self.make_agent = make_agent
         self.max_connections = max_connections
         self.max_requests = max_requests
+        self.client_commands = client_commands
 
     @property
     def connections(self) -> list[CrowConnection]:
@@ -154,7 +165,7 @@ class CrowRegistry(ConnectionRegistry):
         return len(self._connections) >= self.max_connections
 
     def create(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests))
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.client_commands))
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
         return self.create()  # every connection is multiplexed (see the module's docstring)
@@ -168,9 +179,11 @@ class CrowRegistry(ConnectionRegistry):
 class CrowServer(AcpServer):
     """The SDK's server core with crow's registry: an agent per connection, limits on connections and calls."""
 
-    def __init__(self, make_agent: Callable[[], ServedAgent], *, max_connections: int, max_requests: int) -> None:
+    def __init__(
+        self, make_agent: Callable[[], ServedAgent], *, max_connections: int, max_requests: int, client_commands: ClientCommands
+    ) -> None:
         super().__init__(lambda conn: cast(Any, make_agent()))
-        self._registry = CrowRegistry(make_agent, max_connections, max_requests)
+        self._registry = CrowRegistry(make_agent, max_connections, max_requests, client_commands)
 
     @property
     def crow_registry(self) -> CrowRegistry:

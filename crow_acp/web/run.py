@@ -22,7 +22,10 @@ from typing import Any
 
 from ..store import SessionStore
 from .app import CrowApp, Limits
+from .client_servers import ClientCommands
 from .connection import CrowRegistry, CrowServer, ServedAgent
+from .guard import Gate
+from .sockets import guarded_protocol, socket_budget
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +35,16 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
+    """None only with --no-token, on loopback (check_token)."""
     grace: float = 30.0
     """Seconds running turns get to finish after SIGTERM before they are cancelled."""
     limits: Limits = field(default_factory=Limits)
+    gate: Gate = field(default_factory=lambda: Gate.build("127.0.0.1"))
+    client_commands: ClientCommands = field(default_factory=ClientCommands)
 
 
 class TokenRequired(Exception):
-    """Listening beyond loopback without a bearer token."""
+    """--no-token beyond loopback."""
 
 
 def is_loopback(host: str) -> bool:
@@ -53,15 +59,17 @@ def is_loopback(host: str) -> bool:
 def check_token(options: ServeOptions) -> None:
     if options.token is None and not is_loopback(options.host):
         raise TokenRequired(
-            f"crow serve listens on {options.host}, beyond this machine: set a bearer token with --token "
-            "or CROW_SERVE_TOKEN (clients send it as 'Authorization: Bearer <token>')"
+            f"crow serve listens on {options.host}, beyond this machine: --no-token is for loopback only; "
+            "set CROW_SERVE_TOKEN or --token-file, or let crow generate one"
         )
 
 
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
-    server = CrowServer(make_agent, max_connections=limits.max_connections, max_requests=limits.max_requests)
-    return CrowApp(server, store, token=options.token, limits=limits)
+    server = CrowServer(
+        make_agent, max_connections=limits.max_connections, max_requests=limits.max_requests, client_commands=options.client_commands
+    )
+    return CrowApp(server, store, token=options.token, limits=limits, gate=options.gate)
 
 
 async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> None:
@@ -71,9 +79,11 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
     check_token(options)
     await store.ping()  # a bad URL or a database that is down fails here, before any client connects
     app = build_app(make_agent, store, options)
+    max_sockets, backlog = socket_budget()
     config = uvicorn.Config(
         app, host=options.host, port=options.port, lifespan="on", log_config=None, access_log=False,
-        ws_max_size=options.limits.max_body, timeout_graceful_shutdown=5,
+        ws_max_size=options.limits.max_body, timeout_graceful_shutdown=5, backlog=backlog,
+        http=guarded_protocol(options.limits.header_timeout, max_sockets),
     )
     await GracefulServer(config, app, store, options.grace).serve()
 

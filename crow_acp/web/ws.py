@@ -19,6 +19,8 @@ from .outbound import UpdateBatch
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+INVALID_PAYLOAD = 1007
+"""WebSocket close code: a message whose data the endpoint cannot accept (RFC 6455)."""
 IDLE = 3600.0
 """Seconds between wake-ups of an idle socket's writer (nothing is sent: WebSocket pings are uvicorn's)."""
 
@@ -31,7 +33,9 @@ async def serve_websocket(server: CrowServer, receive: Receive, send: Send) -> N
     await send({"type": "websocket.accept", "headers": [(CONNECTION_ID_HEADER.lower().encode(), state.connection_id.encode())]})
     writer = asyncio.ensure_future(_outbound(state, send))
     try:
-        await _inbound(state, receive)
+        with state.activity.busy():  # the socket is the connection's stream while it is open
+            if not await _inbound(state, receive):
+                await send({"type": "websocket.close", "code": INVALID_PAYLOAD, "reason": "JSON nested too deep"})
     finally:
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):  # the socket may be gone already
@@ -39,16 +43,21 @@ async def serve_websocket(server: CrowServer, receive: Receive, send: Send) -> N
         await server.registry.remove(state.connection_id)
 
 
-async def _inbound(state: CrowConnection, receive: Receive) -> None:
-    """Text frames holding a JSON object go to the agent; anything else is ignored, as the SDK does."""
+async def _inbound(state: CrowConnection, receive: Receive) -> bool:
+    """Text frames holding a JSON object go to the agent; anything else is ignored, as the SDK does.
+    True when the client closed; False at a frame nested deeper than the parser can go (the socket is
+    closed with 1007: such a frame has no id to answer)."""
     while (message := await receive())["type"] != "websocket.disconnect":
         text = message.get("text") if message["type"] == "websocket.receive" else None
         try:
             payload = json.loads(text) if text is not None else None
         except json.JSONDecodeError:
             continue
+        except RecursionError:
+            return False
         if isinstance(payload, dict):
             await state.deliver_to_agent(payload)
+    return True
 
 
 async def _outbound(state: CrowConnection, send: Send) -> None:

@@ -1,0 +1,44 @@
+"""The bearer token `crow serve` requires: the operator's, or one crow generates into a private file.
+
+As Jupyter does, a server started without a token makes one and writes it where only its user can
+read it: a new file under $CROW_HOME, created with O_EXCL and O_NOFOLLOW at mode 0600, then renamed
+over `serve-<port>.token` (a rename replaces a symlink planted there, never the file it points to).
+A token is never taken on the command line, where every user on the machine can read it (ps).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+
+class TokenError(Exception):
+    """No usable token: a token file that cannot be read, or is empty."""
+
+
+def read_token_file(path: str) -> str:
+    try:
+        token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TokenError(f"--token-file {path}: cannot read it ({exc})") from None
+    if not token or any(c.isspace() for c in token):
+        raise TokenError(f"--token-file {path}: it must hold one token (no spaces), and it is empty or holds more")
+    return token
+
+
+def generate_token_file(home: Path, port: int) -> tuple[str, Path]:
+    """A new token, written to $CROW_HOME/serve-<port>.token readable by this user only."""
+    home.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    final = home / f"serve-{port}.token"
+    temporary = home / f".serve-{port}.token.{secrets.token_hex(8)}"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(token + "\n")
+        os.replace(temporary, final)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return token, final
