@@ -21,6 +21,8 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
         "--token-file", metavar="PATH", help="file holding the bearer token clients must send (else CROW_SERVE_TOKEN, "
         "else crow generates one into $CROW_HOME/serve-PORT.token)"
     )
+    serve.add_argument("--token", help="the bearer token itself; kept for old scripts, but every local user sees it in ps: "
+                       "prefer CROW_SERVE_TOKEN or --token-file")
     serve.add_argument("--no-token", action="store_true", help="serve without a token (loopback only; any local user can connect)")
     serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME", help="a Host name clients use (repeatable)")
     serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed in (repeatable)")
@@ -75,13 +77,17 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
     from crow_acp.web.token import TokenError, generate_token_file, read_token_file
 
     if args.no_token:
-        if args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
-            raise Exit(SETUP, "--no-token and a token (--token-file or CROW_SERVE_TOKEN) contradict each other")
+        if args.token or args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
+            raise Exit(SETUP, "--no-token and a token (--token, --token-file or CROW_SERVE_TOKEN) contradict each other")
         if not is_loopback(args.host):
             raise Exit(SETUP, f"--no-token is for loopback only, and crow serve would listen on {args.host}")
         _warn("WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
               "connect and run tools as you. Use it only on a machine that is yours alone.")
         return None
+    if args.token:
+        _warn("crow serve: --token puts the token on the command line, where every local user can read it (ps); "
+              "use CROW_SERVE_TOKEN or --token-file")
+        return args.token.strip() or None
     try:
         if args.token_file:
             return read_token_file(args.token_file)

@@ -70,6 +70,16 @@ async def test_no_token_is_loud(crow_home):
     assert not list(crow_home.glob("serve-*.token"))
 
 
+async def test_a_token_on_the_command_line_still_works_and_is_warned_about(crow_home):
+    env = crow_env(crow_home, NO_MODEL)
+    async with crow_serve(env, "--agent", CORE_AGENT, "--token", "argv-token", token=None) as served:
+        async with httpx.AsyncClient() as http:
+            assert (await http.post(served.acp, json=INITIALIZE)).status_code == 401
+            answer = await http.post(served.acp, json=INITIALIZE, headers={"Authorization": "Bearer argv-token"})
+            assert answer.status_code == 200
+    assert not list(crow_home.glob("serve-*.token")), "a given token is used, not a generated one"
+
+
 @pytest.mark.parametrize("transport", [over_http, over_ws], ids=["http", "ws"])
 async def test_a_client_cannot_make_the_server_run_a_command(crow_home, tmp_path, transport):
     mark = tmp_path / "MARK"
