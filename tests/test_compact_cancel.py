@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import anyio
 import pytest
 from helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
 from test_compact_e2e import FILLER, Brain, activity, turn
@@ -31,6 +32,9 @@ async def test_a_cancel_during_compaction_answers_cancelled(crow_home, tmp_path,
             await conn.prompt(session_id=sid, prompt=turn("two", 200, filler=True))
             prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=third))
             await client.wait_for(lambda c: activity(c, "Compacting context"), timeout=30)
+            with anyio.fail_after(30):  # the summary request reached the model: the summary is being written now
+                while not brain.summaries:  # noqa: ASYNC110 (the scripted model signals nothing)
+                    await anyio.sleep(0.02)
             await conn.cancel(session_id=sid)
             assert (await asyncio.wait_for(prompt, 20)).stop_reason == "cancelled"
             assert [u.status for u in activity(client, "Compacting context")] == ["in_progress", "failed"]
