@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigError
 from ..store import SessionStore
 from .app import CrowApp, Limits
 from .connection import CrowRegistry, CrowServer, ServedAgent
@@ -37,7 +38,7 @@ class ServeOptions:
     limits: Limits = field(default_factory=Limits)
 
 
-class TokenRequired(Exception):
+class TokenRequired(ConfigError):
     """Listening beyond loopback without a bearer token."""
 
 
