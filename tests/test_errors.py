@@ -56,6 +56,7 @@ def test_the_named_classes_sit_under_their_groups():
     from crow_acp.mcp_host import ServerUnavailable
     from crow_acp.store import LeaseLost, SessionBusy, StoreError
     from crow_acp.testing import ScriptError
+    from crow_acp.tracked import NotJsonError
     from crow_acp.web.run import TokenRequired
     from crow_prompt.render import PromptTemplateError
     from crow_skills import SkillError
@@ -65,7 +66,7 @@ def test_the_named_classes_sit_under_their_groups():
         SessionBusy: errors.StoreError, LeaseLost: errors.StoreError, ServerUnavailable: errors.McpError,
         Stopped: errors.ToolError, ChildExited: errors.WireError, TokenRequired: errors.ConfigError,
         PromptTemplateError: errors.ConfigError, SkillError: errors.ConfigError, ScriptError: errors.ConfigError,
-        errors.HookSignatureError: errors.ConfigError, Exit: errors.CrowError,
+        errors.HookSignatureError: errors.ConfigError, Exit: errors.CrowError, NotJsonError: errors.StoreError,
     }
     for cls, group in expected.items():
         assert issubclass(cls, group), (cls, group)
