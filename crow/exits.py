@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from crow_acp.errors import CrowError
+
 OK = 0
 """The turn ended normally (end_turn, max_tokens); `crow check` found nothing broken."""
 FAILED = 1
@@ -25,7 +27,7 @@ exit statuses:
   130  interrupted with Ctrl-C"""
 
 
-class Exit(Exception):
+class Exit(CrowError):
     """Stop the command with one line on stderr and a documented status; never a traceback."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -46,10 +46,10 @@ def sessions_command(action: str, session_id: str | None) -> int:
         raise Exit(FAILED, str(exc)) from exc
     try:
         asyncio.run(_act(store, action, session_id or ""))
+    except SessionBusy as exc:  # a StoreError whose message needs no database name
+        raise Exit(FAILED, str(exc)) from exc
     except (sqlite3.Error, StoreError) as exc:
         raise Exit(FAILED, f"{store_url(config) or config.db_path}: {exc}") from exc
-    except SessionBusy as exc:
-        raise Exit(FAILED, str(exc)) from exc
     return OK
 
 

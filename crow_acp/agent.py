@@ -71,6 +71,7 @@ class AcpAgent(PromptTurns, SessionOpening):
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
+        callbacks.check()  # HookSignatureError names a callback whose keyword its list never passes
         self.callbacks = callbacks
 
     def add_observer(self, observer: Observer) -> None:

@@ -20,11 +20,13 @@ from .session import Session
 from .session_access import SessionAccess
 
 if TYPE_CHECKING:
+    from .leases import Leases
     from .multi.blackboard import Blackboard
 
 
 class SessionControl:
     sessions: dict[str, Session]
+    leases: Leases
 
     def _session(self, session_id: str) -> Session:
         if session_id not in self.sessions:
@@ -64,6 +66,11 @@ class SessionControl:
     def save_session(self, session_id: str) -> None:
         """Write the session's data (context included) to the store now."""
         self._session(session_id).save()
+
+    async def flush_session(self, session_id: str) -> None:
+        """Make the session's writes so far durable (a write another member made to a shared blackboard)."""
+        if session_id in self.sessions:
+            await self.leases.flushed(session_id)
 
     def join_blackboard(self, session_id: str, board: Blackboard) -> None:
         """Make the session's context a member of `board`: its shared keys become the board's."""

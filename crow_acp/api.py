@@ -16,20 +16,23 @@
     ToolResult, ToolView, PlanEntry, Usage    the values these pass around (crow_acp/events.py)
 
 The kwargs of a list are its TypedDict, so a typed callback reads
-`async def cb(session: SessionAccess, **kwargs: Unpack[EndTurnArgs])`. Every list passes `hook`,
-the list's name, so a callback in several lists knows which one called it. Existing
-`async def cb(session, **kwargs)` callbacks keep working. How the lists run is crow_acp/hooks.py.
+`async def cb(session: SessionAccess, **kwargs: Unpack[EndTurnArgs])`, and its type is the list's
+Protocol (EndTurnCallback, ...). Every list passes `hook`, the list's name, so a callback in several
+lists knows which one called it. A callback gets only the keywords it names, so one naming a keyword
+its list never passes is refused when it is added (HookSignatureError); `**kwargs` gets them all.
+How the lists run is crow_acp/hooks.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .events import PlanEntry, ToolKind, ToolResult, ToolView, Usage
+from .hooks import HookList
 
 if TYPE_CHECKING:
     from .session_access import SessionAccess
@@ -139,10 +142,44 @@ class Answer:
 ToolDecision = Allow | Refuse | Rewrite | Answer
 
 
+# The shape of each list's callbacks, for annotations (the lists check each callback as it is added).
+class BeginSessionCallback(Protocol):
+    def __call__(self, session: SessionAccess, /, **kwargs: Unpack[BeginSessionArgs]) -> Awaitable[None] | None: ...
+
+
+class PreRequestCallback(Protocol):
+    def __call__(self, session: SessionAccess, /, **kwargs: Unpack[PreRequestArgs]) -> Awaitable[None] | None: ...
+
+
+class PostResponseCallback(Protocol):
+    def __call__(self, session: SessionAccess, /, **kwargs: Unpack[PostResponseArgs]) -> Awaitable[None] | None: ...
+
+
+class BeforeToolCallback(Protocol):
+    def __call__(
+        self, session: SessionAccess, /, **kwargs: Unpack[BeforeToolArgs]
+    ) -> Awaitable[ToolDecision | None] | ToolDecision | None: ...
+
+
+class AfterToolCallback(Protocol):
+    def __call__(
+        self, session: SessionAccess, /, **kwargs: Unpack[AfterToolArgs]
+    ) -> Awaitable[ToolResult | str | None] | ToolResult | str | None: ...
+
+
+class EndTurnCallback(Protocol):
+    def __call__(self, session: SessionAccess, /, **kwargs: Unpack[EndTurnArgs]) -> Awaitable[None] | None: ...
+
+
+class EndSessionCallback(Protocol):
+    def __call__(self, session: SessionAccess, /, **kwargs: Unpack[EndSessionArgs]) -> Awaitable[None] | None: ...
+
+
+
 class CrowCallbacks(BaseModel):
     """The hook lists of the session lifecycle (see the module docstring for what each passes)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, validate_assignment=True, validate_default=True)
 
     begin_session: list[Callback] = Field(default_factory=list)
     """Once per new or loaded session, before its first prompt."""
@@ -160,6 +197,18 @@ class CrowCallbacks(BaseModel):
     end_session: list[Callback] = Field(default_factory=list)
     """When a session is closed, evicted from memory, or the agent shuts down: free per-session state."""
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _checked(cls, callbacks: list[Callback], info: ValidationInfo) -> HookList:
+        """Each list refuses a callback that names a keyword the list never passes (HookSignatureError)."""
+        name = info.field_name or ""
+        return HookList(name, PASSES[name], callbacks)  # type: ignore[index]
+
+    def check(self) -> None:
+        """Check every callback again, in place (for a CrowCallbacks built without validation)."""
+        for name in HOOKS:
+            HookList(name, PASSES[name], getattr(self, name))
+
     def copy_lists(self) -> CrowCallbacks:
         """A copy with new lists (model_copy is shallow and would share them)."""
         return CrowCallbacks(**{name: list(getattr(self, name)) for name in HOOKS})
@@ -174,6 +223,12 @@ class CrowCallbacks(BaseModel):
 HOOKS: tuple[HookName, ...] = (
     "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
 )
+HOOK_ARGS: dict[HookName, Any] = {
+    "begin_session": BeginSessionArgs, "pre_request": PreRequestArgs, "post_response": PostResponseArgs,
+    "before_tool": BeforeToolArgs, "after_tool": AfterToolArgs, "end_turn": EndTurnArgs, "end_session": EndSessionArgs,
+}
+PASSES: dict[HookName, frozenset[str]] = {name: frozenset(args.__annotations__) for name, args in HOOK_ARGS.items()}
+"""The keywords each list passes: a callback may name only these (or take **kwargs)."""
 
 
 @runtime_checkable
@@ -242,21 +297,28 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "HOOKS",
     "AfterToolArgs",
+    "AfterToolCallback",
     "Allow",
     "Answer",
     "BeforeToolArgs",
+    "BeforeToolCallback",
     "BeginSessionArgs",
+    "BeginSessionCallback",
     "Callback",
     "CrowCallbacks",
     "EndReason",
     "EndSessionArgs",
+    "EndSessionCallback",
     "EndTurnArgs",
+    "EndTurnCallback",
     "FunctionTool",
     "HookName",
     "OffersCommands",
     "PlanEntry",
     "PostResponseArgs",
+    "PostResponseCallback",
     "PreRequestArgs",
+    "PreRequestCallback",
     "Refuse",
     "Rewrite",
     "SessionAccess",

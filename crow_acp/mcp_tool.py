@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .api import ToolContext
+from .errors import McpError
 from .events import ToolResult, ToolView
 from .secrets import redact
 from .tools import infer_kind, safe_name
@@ -17,7 +18,7 @@ MAX_RESULT_CHARS = 100_000
 MAX_DESCRIPTION_CHARS = 8_000
 
 
-class ServerUnavailable(Exception):
+class ServerUnavailable(McpError):
     """The server is not connected (failed to start, died, or closed)."""
 
 

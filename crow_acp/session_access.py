@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +25,30 @@ from .events import (
 from .history import EntryMeta, StoredMessage
 from .session import compact_history
 from .text_repair import clean_value
+from .tracked import SessionBlackboard, plain_json
 
 if TYPE_CHECKING:
     from .api import SlashCommand, Tool
     from .session import Session
+
+
+BLACKBOARD = "blackboard"
+_BOARDS: weakref.WeakKeyDictionary[Session, SessionBlackboard] = weakref.WeakKeyDictionary()
+"""One board per session, so every SessionAccess of it hands out the same object."""
+
+
+def _board_of(session: weakref.ref[Session]) -> SessionBlackboard:
+    """The board of a session it does not keep alive (the cache above is keyed by that session)."""
+
+    def load() -> Any:
+        return alive.context.get(BLACKBOARD) if (alive := session()) is not None else None
+
+    def store(data: dict[str, Any]) -> None:
+        if (alive := session()) is not None:
+            alive.context[BLACKBOARD] = data  # in a MultiAgent, every member's session is saved here
+            alive.save()
+
+    return SessionBlackboard(load, store)
 
 
 class SessionAccess:
@@ -78,7 +99,27 @@ class SessionAccess:
         return json.loads(json.dumps(self._s.messages()))
 
     def get_context(self, key: str, default: Any = None) -> Any:
-        return self._s.context.get(key, default)
+        """The value stored under `key`, else `default`. For "blackboard" it is the board itself (see
+        `blackboard`), also before anything was written, unless an explicit default is given."""
+        value = self._s.context.get(key, default)
+        if key == BLACKBOARD and (isinstance(value, dict) or value is None):
+            return self.blackboard
+        return value
+
+    @property
+    def blackboard(self) -> SessionBlackboard:
+        """The session's blackboard (in a MultiAgent, shared by every member): a mapping of JSON values
+        that stores every change, nested ones included, before the editor's next update."""
+        board = _BOARDS.get(self._s)
+        if board is None:
+            board = _BOARDS[self._s] = _board_of(weakref.ref(self._s))
+        return board
+
+    @blackboard.setter
+    def blackboard(self, value: Any) -> None:
+        if value is not self.blackboard:  # `session.blackboard |= {...}` assigns the board to itself
+            self.set_context(BLACKBOARD, value)
+
 
     def get_summary(self) -> str:
         """What the agent concluded: the text of the last assistant message of the latest turn.
@@ -111,9 +152,9 @@ class SessionAccess:
         self._s.record({"role": role, "content": content}, meta)
 
     def set_context(self, key: str, value: Any) -> None:
-        """Store a JSON-serializable value with the session; it survives restarts."""
-        json.dumps(value)  # fail here, with the caller on the stack, not later in the store
-        self._s.context[key] = clean_value(value)
+        """Store a copy of a JSON value with the session; it survives restarts. NotJsonError (a TypeError)
+        says which part is not JSON, here, with the caller on the stack, not later in the store."""
+        self._s.context[key] = plain_json(value, f"context[{key!r}]")
         self._s.save()
 
     def set_system_prompt(self, text: str) -> None:

@@ -19,6 +19,7 @@ import math
 import re
 from typing import Any
 
+from .errors import WireError
 from .secrets import dumps
 from .text_repair import clean_value, cleaned_copy
 
@@ -36,12 +37,6 @@ ID_PREFIX = 64 * 1024
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|["{}\[\]:,]')
-
-
-class WireError(Exception):
-    def __init__(self, code: int, message: str, request_id: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.request_id = code, message, request_id
 
 
 class StdioTransport:

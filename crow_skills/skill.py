@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from crow_acp.editor.workspace_files import Refused, read_confined
+from crow_acp.errors import ConfigError
 
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_NAME, MAX_DESCRIPTION, MAX_COMPATIBILITY = 64, 1024, 500
@@ -23,7 +24,7 @@ _OPENING = re.compile(r"\A---[ \t]*\n")
 _CLOSING = re.compile(r"^---[ \t]*$", re.M)
 
 
-class SkillError(ValueError):
+class SkillError(ConfigError, ValueError):
     """A SKILL.md that breaks the format; the message names the file and the problem."""
 
 
@@ -95,7 +96,7 @@ def parse_yaml(frontmatter: str, path: Path) -> dict[str, Any]:
     return data
 
 
-class _Invalid(Exception):
+class _Invalid(SkillError):
     """One field is wrong; load_skill adds the file name."""
 
 

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from helpers import RecordingClient, run_crow, text
+from multi_support import AGENTS, multi_env, scripted
+from records import read_log
 
 from crow_acp import AcpAgent, MultiAgent
 from crow_acp.config import Config
 from crow_acp.multi import Blackboard, MemberContext
+from crow_acp.testing import Reply
+from crow_acp.tracked import NotJsonError
 
 pytestmark = pytest.mark.anyio
 SHARED = {"notes", "plan", "blackboard", "graph_sessions"}
@@ -132,3 +139,103 @@ async def test_a_reloaded_graph_gets_the_stored_blackboard_back(tmp_path):
     reloaded["notes"] = "after reload"
     assert graph.agents["a"].access(sid).get_context("notes") == "after reload"
     await again.shutdown()
+
+
+NESTED = [
+    ("bb[k] = v", lambda bb: bb.__setitem__("x", 1), {"x": 1}),
+    ("nested append", lambda bb: bb.setdefault("findings", []).append({"file": "a.py"}),
+     {"x": 1, "findings": [{"file": "a.py"}]}),
+    ("nested dict", lambda bb: bb["findings"][0].__setitem__("line", 3), {"x": 1, "findings": [{"file": "a.py", "line": 3}]}),
+    ("|=", lambda bb: bb.__ior__({"d": {"k": []}}), {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": []}}),
+    ("deep +=", lambda bb: bb["d"]["k"].__iadd__(["v"]), {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": ["v"]}}),
+    ("del", lambda bb: bb.__delitem__("x"), {"findings": [{"file": "a.py", "line": 3}], "d": {"k": ["v"]}}),
+    ("pop nested", lambda bb: bb["findings"].pop(), {"findings": [], "d": {"k": ["v"]}}),
+    ("pop", lambda bb: bb.pop("d"), {"findings": []}),
+]
+
+
+async def test_every_nested_change_of_session_blackboard_is_shared_and_stored_at_once(tmp_path):
+    multi, _, sid = await opened(tmp_path)
+    graph = multi.graph_of(sid)
+    assert graph is not None
+    access = {name: graph.agents[name].access(member_sid) for name, member_sid in graph.sessions.items()}
+    board = access["b"].blackboard
+    assert board is access["b"].get_context("blackboard") is graph.agents["b"].access(graph.sessions["b"]).blackboard
+    for index, (label, mutate, expected) in enumerate(NESTED):
+        mutate(access["abc"[index % 3]].blackboard)  # every member writes in turn
+        on_disk = await stored(tmp_path, multi, sid)
+        for name in "abc":
+            assert access[name].get_context("blackboard") == expected, f"{label}: {name} in memory"
+            assert on_disk[name]["blackboard"] == expected, f"{label}: {name} in the store"
+    await multi.shutdown()
+
+
+async def test_a_value_that_is_not_json_is_refused_when_written(tmp_path):
+    multi, _, sid = await opened(tmp_path)
+    board = multi.graph_of(sid).access("a").blackboard
+    board["findings"] = []
+    mine = {"kept": "a copy"}
+    board["mine"] = mine
+    mine["kept"] = "changed later"  # the caller's own dict is not the board's
+    for write, message in [
+        (lambda: board["findings"].append({1, 2}), r"blackboard\['findings'\]\[0\] is a set, which is not JSON"),
+        (lambda: board.__setitem__("when", object()), r"blackboard\['when'\] is a object"),
+        (lambda: board.update({3: "x"}), "JSON keys are strings"),
+        (lambda: board["findings"].append(float("nan")), "JSON cannot hold"),
+    ]:
+        with pytest.raises(NotJsonError, match=message):
+            write()
+    assert board == {"findings": [], "mine": {"kept": "a copy"}}
+    assert (await stored(tmp_path, multi, sid))["c"]["blackboard"] == {"findings": [], "mine": {"kept": "a copy"}}
+    await multi.shutdown()
+
+
+async def test_nested_findings_survive_sigkill_while_the_next_member_streams(crow_home, tmp_path):
+    """A chain whose first member left nested findings on the blackboard, killed while the second streams."""
+    scripts = {
+        "coder": [Reply(text="CODE-DONE: found one issue")],
+        # The role chunk and the first of three text chunks, then the stream holds: the kill lands there.
+        "reviewer": [Reply(text="Reviewing the findings now, carefully.", chunks=3, hold_after=2)],
+    }
+    log = tmp_path / "multi.jsonl"
+    agent = ("--agent", f"{AGENTS}:build_findings")
+    async with scripted(**scripts) as models:
+        env = multi_env(crow_home, models, MULTI_LOG=str(log))
+        first = RecordingClient()
+        async with run_crow(first, env, *agent) as (conn, proc):
+            with anyio.fail_after(60):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                streaming = lambda c: c.text().partition("**reviewer:** ")[2]  # noqa: E731  the reviewer's first words
+                await killed_when(conn, proc, first, sid, streaming)
+        assert proc.returncode == -9
+        assert "carefully." not in first.text()  # killed mid-stream
+
+        async with run_crow(RecordingClient(), env, *agent) as (conn, _):
+            with anyio.fail_after(60):
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+
+    expected = {"findings": [{"file": "add.py", "issue": "no test"}], "summary": {"count": 1}, "status": "reviewing"}
+    assert stored_board(crow_home, sid) == expected
+    assert [entry["blackboard"] for entry in read_log(log) if entry["event"] == "loaded board"] == [expected]
+
+
+async def killed_when(conn: Any, proc: Any, client: RecordingClient, sid: str, ready: Any) -> None:
+    async def send() -> None:
+        try:
+            await conn.prompt(session_id=sid, prompt=[text("find issues")])
+        except Exception:  # the connection dies with the process; the answer is not the point
+            pass
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(send)
+        await client.wait_for(ready)
+        proc.kill()
+        await proc.wait()
+        group.cancel_scope.cancel()
+
+
+def stored_board(home: Path, sid: str) -> Any:
+    db = sqlite3.connect(home / "sessions.db")
+    row = db.execute("SELECT data FROM sessions WHERE id = ?", (sid,)).fetchone()
+    db.close()
+    return json.loads(row[0])["context"].get("blackboard")

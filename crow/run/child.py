@@ -21,6 +21,7 @@ from typing import TypeVar
 from crow.exits import FAILED, SETUP, USAGE, Exit
 from crow.run import RunOptions
 from crow.run.view import View
+from crow_acp.errors import INTERNAL_ERROR, WireError
 from crow_acp.secrets import redact
 
 T = TypeVar("T")
@@ -28,8 +29,11 @@ LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line may carry a whole file's diff
 log = logging.getLogger("crow.run")
 
 
-class ChildExited(Exception):
+class ChildExited(WireError):
     """`crow acp` ended before it answered."""
+
+    def __init__(self) -> None:
+        super().__init__(INTERNAL_ERROR, "crow acp ended before it answered")
 
 
 class Child:

@@ -13,12 +13,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ToolError
+
 if TYPE_CHECKING:
     from .confined import Confined
-
-
-class ToolError(Exception):
-    """A tool failure the model should read and can act on (bad path, missing match, ...)."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ class Read:
         return self.data.decode("utf-8", errors="replace")
 
 
-class Refused(Exception):
+class Refused(ToolError):
     """The file was not read: it leads out of the roots, is not a regular file, or cannot be opened."""
 
 

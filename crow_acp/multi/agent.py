@@ -271,6 +271,8 @@ class MultiAgent:
             await self._send(graph.editor_sid, out)
 
     async def _send(self, editor_sid: str, update: Any) -> None:
+        if (graph := self._routes.get(editor_sid)) is not None and graph.blackboard.unflushed:
+            await graph.flush()  # a blackboard change is stored before the editor sees what follows it
         if self.conn is not None:
             await self.conn.session_update(session_id=editor_sid, update=update)
 

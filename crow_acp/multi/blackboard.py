@@ -9,8 +9,11 @@ of changing a shared key, in any member (`ctx[k] = v`, `ctx |= {...}`, `del ctx[
 member's session, so any one of them restores the board. Other keys stay private to the member's
 session: they hold per-session bookkeeping (skills injected, compaction counters) that must not leak.
 
-Values are shared, not copied: a change made inside a value (`ctx["plan"]["steps"].append(...)`)
-is seen by every member at once but stored only when the key is set again (`set_context`).
+Values are shared, not copied: a change made inside a value is seen by every member at once. The
+"blackboard" key is a SessionBlackboard in every member (SessionAccess.blackboard, crow_acp/tracked.py):
+each change inside it sets the key again, so it is stored at once. Each member's store has its own
+queue, so a change marks the board `unflushed`, and the MultiAgent makes every member's writes
+durable before the editor's next update (Graph.flush).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class Blackboard(MutableMapping[str, Any]):
         self.shared_keys = frozenset(keys)
         self._values: dict[str, Any] = {}
         self._members: list[tuple[MemberContext, Saver]] = []
+        self.unflushed = False
+        """True after a change until the members' stores are flushed (before the editor's next update)."""
         for key, value in (values or {}).items():
             self._check(key)
             self._values[key] = value
@@ -56,6 +61,7 @@ class Blackboard(MutableMapping[str, Any]):
             dict.update(member, setting)
         for _, save in self._members:
             save()
+        self.unflushed = True
 
     def _check(self, key: str) -> None:
         if key not in self.shared_keys:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 from acp import RequestError
 
 from ..agent import AcpAgent
+from ..tracked import TrackedDict
 from .blackboard import Blackboard
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ class Graph:
         values: dict[str, Any] = {}
         for agent in reversed(agents):
             access = agent.access(sids[agent.name])
-            values.update({key: value for key in shared if (value := access.get_context(key, _NONE)) is not _NONE})
+            values.update({key: _stored(value) for key in shared if (value := access.get_context(key, _NONE)) is not _NONE})
         values[GRAPH_SESSIONS] = dict(sids)
         board = Blackboard(shared, values)
         for agent in agents:
@@ -153,6 +154,12 @@ class Graph:
 
     def name_of(self, session_id: str) -> str | None:
         return next((name for name, sid in self.sessions.items() if sid == session_id), None)
+
+    async def flush(self) -> None:
+        """Every member's writes durable: a blackboard change reached every member's store queue."""
+        self.blackboard.unflushed = False
+        for name, sid in self.sessions.items():
+            await self.agents[name].flush_session(sid)
 
     def save(self) -> None:
         for name, sid in self.sessions.items():
@@ -186,3 +193,8 @@ async def member_sessions(
 
 
 _NONE: Any = object()
+
+
+def _stored(value: Any) -> Any:
+    """The stored value behind what get_context returned (the blackboard's dict, not its view)."""
+    return value.data if isinstance(value, TrackedDict) else value

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import StoreError
 from ..history import StoredMessage
 
 
@@ -73,7 +74,7 @@ def process_started(pid: int) -> str | None:
         return ""
 
 
-class SessionBusy(Exception):
+class SessionBusy(StoreError):
     """Another live crow process writes this session."""
 
     def __init__(self, session_id: str, host: str, pid: int, expires_in: float) -> None:
@@ -84,7 +85,7 @@ class SessionBusy(Exception):
         )
 
 
-class LeaseLost(Exception):
+class LeaseLost(StoreError):
     """A write was refused: another crow process owns the session now (this one stalled past its lease).
 
     Nothing of the refused write, nor any later write of the session by this store, is applied until
@@ -98,10 +99,6 @@ class LeaseLost(Exception):
             f"Session {session_id} is now owned by another crow process{holder}: this one lost its lease while it "
             "was stalled, and wrote nothing more to it. Load the session again to continue it here."
         )
-
-
-class StoreError(Exception):
-    """The store cannot be opened or reached (bad URL, server down, newer schema)."""
 
 
 @runtime_checkable

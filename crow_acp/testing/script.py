@@ -18,10 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from .wire import Fault, Reply, ToolCall
 
 
-class ScriptError(ValueError):
+class ScriptError(ConfigError, ValueError):
     """The script file is not valid; the message names the file and the entry."""
 
 

@@ -251,6 +251,8 @@ class ScriptedModel:
         events = self._render.stream(reply, req, cut_after)
         await self._send_stream_head(writer, "text/event-stream", keep)
         for i, event in enumerate(events):
+            if i == reply.hold_after:  # a stream caught mid-way, for as long as the test needs
+                await asyncio.Event().wait()  # only stop() (cancellation) ends this
             if i and reply.delay:
                 await asyncio.sleep(reply.delay)
             await _write_chunk(writer, b"data: " + json.dumps(event).encode() + b"\n\n")

@@ -26,6 +26,7 @@ class Reply:  # one scripted model response
     usage: dict | None = None
     delay: float = 0.0
     first_delay: float = 0.0
+    hold_after: int | None = None  # stream this many events (the role chunk first), then hold until stop()
 
 
 @dataclass

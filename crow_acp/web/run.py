@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigError
 from ..store import SessionStore
 from .app import CrowApp, Limits
 from .client_servers import ClientCommands
@@ -43,7 +44,7 @@ class ServeOptions:
     client_commands: ClientCommands = field(default_factory=ClientCommands)
 
 
-class TokenRequired(Exception):
+class TokenRequired(ConfigError):
     """--no-token beyond loopback."""
 
 

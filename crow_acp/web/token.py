@@ -12,8 +12,10 @@ import os
 import secrets
 from pathlib import Path
 
+from ..errors import ConfigError
 
-class TokenError(Exception):
+
+class TokenError(ConfigError):
     """No usable token: a token file that cannot be read, or is empty."""
 
 

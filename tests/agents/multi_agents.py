@@ -62,7 +62,7 @@ async def count_turns(session: SessionAccess, **_: Any) -> None:
 
 async def read_board(session: SessionAccess, *, step: int, **_: Any) -> None:
     if step == 0:
-        log("board", session, blackboard=session.get_context("blackboard"), private=session.get_context("private_note"))
+        log("board", session, blackboard=session.blackboard.snapshot(), private=session.get_context("private_note"))
 
 
 def with_callbacks(agent: AcpAgent, extra: CrowCallbacks) -> AcpAgent:
@@ -106,3 +106,24 @@ def build_progress() -> Any:
     coder = with_callbacks(coder_agent(config_for("coder")), CrowCallbacks(begin_session=[offer_lookup]))
     progress_summaries(AcpAgent(config_for("summarizer"), name="summarizer"), every_events=2).attach(coder)
     return coder
+
+
+async def write_findings(session: SessionAccess, **_: Any) -> None:
+    """The coder's findings, written into the blackboard as a user would: nested, in place."""
+    session.set_context("blackboard", {"findings": [], "summary": {}})
+    board = session.get_context("blackboard")
+    board["findings"].append({"file": "add.py", "issue": "no test"})
+    board["summary"]["count"] = 1
+    board |= {"status": "reviewing"}
+
+
+async def log_loaded_board(session: SessionAccess, *, loaded: bool, **_: Any) -> None:
+    if loaded:
+        log("loaded board", session, blackboard=session.blackboard.snapshot())
+
+
+def build_findings() -> Any:
+    """coder → reviewer: the coder leaves nested findings on the blackboard when its turn ends."""
+    coder = with_callbacks(coder_agent(config_for("coder")), CrowCallbacks(end_turn=[write_findings]))
+    reviewer = with_callbacks(reviewer_agent(config_for("reviewer")), CrowCallbacks(begin_session=[log_loaded_board]))
+    return chain(coder, reviewer)
