@@ -93,7 +93,7 @@ def test_a_bad_script_names_the_entry(tmp_path, content, message):
 
 
 def test_crow_runs_on_a_scripted_model_from_a_json_file(crow_home, tmp_path):
-    """The README's no-account demo: the model writes a file through crow's tools, then answers."""
+    """The no-account demo (docs/terminal.md): the model writes a file through crow's tools, then answers."""
     script = tmp_path / "demo.json"
     script.write_text(json.dumps([
         {"text": "Writing hello.txt.", "tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},

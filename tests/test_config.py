@@ -14,7 +14,7 @@ import pytest
 from crow_acp.config import load_config, resolve_command
 from crow_acp.errors import ConfigError
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CONFIG_PAGE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def error_for(tmp_path: Path, text: str) -> str:
@@ -94,9 +94,9 @@ def test_broken_toml_and_unreadable_files_name_the_file(tmp_path):
         load_config(home=tmp_path)
 
 
-def test_the_readme_config_example_works_as_written(tmp_path, monkeypatch):
-    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
-    assert blocks, "the README has a config example"
+def test_the_documented_config_example_works_as_written(tmp_path, monkeypatch):
+    blocks = re.findall(r"```toml\n(.*?)```", CONFIG_PAGE.read_text(), re.S)
+    assert blocks, "docs/configuration.md has a config example"
     (tmp_path / "config.toml").write_text(blocks[0])
     monkeypatch.delenv("CROW_MODEL", raising=False)
     config = load_config(home=tmp_path)

@@ -1,4 +1,4 @@
-"""Hard links (README, Confinement): a file inside the roots that is a hard link to a file outside is read
+"""Hard links (docs/default-agent.md): a file inside the roots that is a hard link to a file outside is read
 like any file, by read_file and by a prompt link alike, but never written or edited, locally or through
 the editor. And crow's own write (a new file renamed over the name) never changes an outside inode,
 even when a regular file is swapped for a hard link to outside between crow's check and its write."""
