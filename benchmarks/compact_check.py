@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
+from crow_acp.core.session import Session
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta
-from crow_acp.session import Session
 from crow_compact import default_compact
 from crow_compact.tokens import count_message, encoder_for
 

@@ -40,7 +40,7 @@ def median_ms(fn: Any, runs: int) -> float:
 
 
 def strict_figures(runs: int) -> None:
-    from crow_acp.history_rules import strict_messages
+    from crow_acp.core.history_rules import strict_messages
 
     for turns in (100, 2000):
         messages = history(turns)

@@ -26,7 +26,7 @@ def load_agent(spec: str | None, config: Any) -> Any:
     value = getattr(module, attr, None)
     if value is None:
         raise Exit(SETUP, f"--agent {spec}: {target} has no attribute {attr!r}")
-    from crow_acp.agent import AcpAgent
+    from crow_acp.acp.agent import AcpAgent
     from crow_acp.multi import MultiAgent
 
     if not isinstance(value, (AcpAgent, MultiAgent)) and callable(value):

@@ -39,7 +39,7 @@ class Report:
         self.broken = 0
 
     def line(self, text: str) -> None:
-        from crow_acp.secrets import redact
+        from crow_acp.util.secrets import redact
 
         sys.stdout.write(redact(text) + "\n")  # an error may quote a key (an endpoint URL that holds one, say)
 
@@ -77,7 +77,7 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
             report.bad(line)
         return _verdict(report)
     from crow.logfile import log_to_file
-    from crow_acp.secrets import protect
+    from crow_acp.util.secrets import protect
 
     protect(config)  # every profile's key variable, for the report and the log
     log_to_file(config.log_dir)
@@ -168,7 +168,7 @@ async def _endpoint(config: Any) -> str | None:
         return str(exc)
     import openai
 
-    from crow_acp.llm import describe_api_error
+    from crow_acp.model.client import describe_api_error
 
     client = openai.AsyncOpenAI(api_key=key, base_url=profile.base_url, max_retries=0, timeout=PROBE_TIMEOUT)
     try:
@@ -181,7 +181,7 @@ async def _endpoint(config: Any) -> str | None:
 
 
 async def _servers(config: Any, cwd: str) -> dict[str, Any]:
-    from crow_acp.mcp_host import McpHost, server_specs
+    from crow_acp.mcp.host import McpHost, server_specs
 
     host = McpHost(cwd=cwd, connect_timeout=config.timeouts.mcp_connect, call_timeout=config.timeouts.mcp_call)
     try:

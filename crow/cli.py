@@ -101,15 +101,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp_schema.py)
+    if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
         from crow.private_memory import make_non_dumpable
-        from crow_acp.acp_schema import import_schema
+        from crow_acp.acp.schema import import_schema
 
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
     if args.command == "acp":
-        from crow_acp import startup_gc
+        from crow_acp.server import startup_gc
 
         startup_gc.pause()  # resumed once the agent is built
         serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only)
@@ -142,16 +142,16 @@ def load(model: str | None = None) -> Any:
 
 def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
     from crow.agent_loader import load_agent
-    from crow_acp.serve import configure_logging, protect_stdout, serve
-    from crow_acp.stdio_relay import watchable
+    from crow_acp.server.stdin import watchable
+    from crow_acp.server.stdio import configure_logging, protect_stdout, serve
 
     if not watchable(1):
         raise Exit(USAGE, "crow acp writes ACP to a pipe, a socket or a terminal, not to a file or a closed "
                           "stdout; pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
 
     config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
-    if spec is None:  # the default agent is built once initialize is answered (crow_acp/lazy_agent.py)
-        from crow_acp.lazy_agent import LazyAgent
+    if spec is None:  # the default agent is built once initialize is answered (crow_acp/acp/lazy_agent.py)
+        from crow_acp.acp.lazy_agent import LazyAgent
 
         configure_logging(config.log_dir, stderr=log_to_stderr)
         serve(LazyAgent(lambda: load_agent(None, config)), protocol_fd=protect_stdout())
@@ -159,7 +159,7 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
     configure_logging(config.log_dir, stderr=log_to_stderr)
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
     agent = load_agent(spec, config)
-    from crow_acp import startup_gc
+    from crow_acp.server import startup_gc
 
     startup_gc.resume()
     serve(agent, protocol_fd=protocol_fd)
@@ -180,7 +180,7 @@ def run_terminal(args: argparse.Namespace) -> int:
         raise Exit(USAGE, "the prompt is empty: give it as an argument, or '-' to read it from stdin")
     cwd = resolve_cwd(args.cwd)
     config = load(args.model)
-    from crow_acp.secrets import protect
+    from crow_acp.util.secrets import protect
 
     protect(config)  # the child's stderr, copied to crow.log and shown with -v, loses any model key here too
     if args.agent is None:  # a custom agent may bring its own models and keys
@@ -207,7 +207,7 @@ def _skill_warnings(home: Path, cwd: str) -> list[str]:
 
 
 def _env_warnings() -> list[str]:
-    from crow_acp.serve import log_level
+    from crow_acp.server.stdio import log_level
 
     problem = log_level()[1]
     return [problem] if problem else []

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks
 from crow_acp.config import Config
 
 
 def default_callbacks(config: Config | None = None) -> CrowCallbacks:
     """The default prompt, skills and compaction callbacks (each package adds its part here)."""
+    from crow_acp.core.plan_tool import plan_tool_callback
     from crow_acp.editor import editor_tools
-    from crow_acp.plan_tool import plan_tool_callback
     from crow_compact import compact_from_config
 
     callbacks = CrowCallbacks(begin_session=[editor_tools(), plan_tool_callback()])

@@ -39,7 +39,7 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     from crow.cli import load
-    from crow_acp.serve import configure_logging
+    from crow_acp.server.stdio import configure_logging
     from crow_acp.store import StoreError, open_store
     from crow_acp.web.app import Limits
     from crow_acp.web.client_servers import ClientCommands
@@ -115,7 +115,7 @@ def agent_factory(spec: str | None, config: Any) -> Callable[[], Any]:
 
         return lambda: default_agent(config)
     from crow.agent_loader import load_agent
-    from crow_acp.agent import AcpAgent
+    from crow_acp.acp.agent import AcpAgent
     from crow_acp.multi import MultiAgent
 
     load_agent(spec, config)  # a mistake in the spec or the user's module stops crow here, in one line
@@ -146,7 +146,7 @@ def _module(target: str, *, fresh: bool) -> Any:
 
 
 def _checked(agent: Any, spec: str) -> Any:
-    from crow_acp.agent import AcpAgent
+    from crow_acp.acp.agent import AcpAgent
     from crow_acp.multi import MultiAgent
 
     if not isinstance(agent, (AcpAgent, MultiAgent)):
@@ -156,7 +156,7 @@ def _checked(agent: Any, spec: str) -> Any:
 
 def _with_store(agent: Any, store: Any) -> Any:
     """Every agent of a connection keeps its sessions in the server's one store (a graph's members too)."""
-    from crow_acp.agent import AcpAgent
+    from crow_acp.acp.agent import AcpAgent
 
     for member in [agent] if isinstance(agent, AcpAgent) else agent.members:
         member.use_store(store)

@@ -92,7 +92,7 @@ def _print_list(records: list[Any]) -> None:
 def _print_transcript(record: Any, entries: list[Any]) -> None:
     from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, UserMessageChunk
 
-    from crow_acp.acp_updates import replay_updates
+    from crow_acp.acp.updates import replay_updates
 
     _say(f"session {record.id} · {record.title or '(untitled)'}")
     _say(f"directory {record.cwd} · updated {_when(record.updated_at)}")

@@ -11,24 +11,26 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _ELSEWHERE = {
-    "AcpAgent": "crow_acp.agent",
+    "AcpAgent": "crow_acp.acp.agent",
     "Config": "crow_acp.config",
+    "FunctionModel": "crow_acp.testing.function_model",
     "load_config": "crow_acp.config",
     "MultiAgent": "crow_acp.multi",
-    "permission_policy": "crow_acp.tool_gate",
-    "serve": "crow_acp.serve",
+    "permission_policy": "crow_acp.core.tool_gate",
+    "serve": "crow_acp.server.stdio",
 }
 """The public names beside the plugin API. Every name in crow_acp.api.__all__ is public here too:
 it is listed once, there."""
 
 if TYPE_CHECKING:
-    from .agent import AcpAgent as AcpAgent
+    from .acp.agent import AcpAgent as AcpAgent
     from .api import *  # noqa: F403 (the whole plugin API, as api.__all__ lists it)
     from .config import Config as Config
     from .config import load_config as load_config
+    from .core.tool_gate import permission_policy as permission_policy
     from .multi import MultiAgent as MultiAgent
-    from .serve import serve as serve
-    from .tool_gate import permission_policy as permission_policy
+    from .server.stdio import serve as serve
+    from .testing.function_model import FunctionModel as FunctionModel
 
 
 def __getattr__(name: str) -> Any:

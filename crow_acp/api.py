@@ -12,7 +12,7 @@
     ToolCallInfo      one tool call as before_tool / after_tool see it
     SlashCommand      a `/command` the editor offers; OffersCommands: a callback that brings some
     Tool              what the model can call (FunctionTool wraps an async function); ToolContext: what a call gets
-    SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/session_access.py)
+    SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/core/session_access.py)
     ToolResult, ToolView, PlanEntry, Usage    the values these pass around (crow_acp/events.py)
 
 The kwargs of a list are its TypedDict, so a typed callback reads
@@ -20,7 +20,7 @@ The kwargs of a list are its TypedDict, so a typed callback reads
 Protocol (EndTurnCallback, ...). Every list passes `hook`, the list's name, so a callback in several
 lists knows which one called it. A callback gets only the keywords it names, so one naming a keyword
 its list never passes is refused when it is added (HookSignatureError); `**kwargs` gets them all.
-How the lists run is crow_acp/hooks.py.
+How the lists run is crow_acp/core/hooks.py.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Unpack, run
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from .core.hooks import HookList
 from .events import PlanEntry, ToolKind, ToolResult, ToolView, Usage
-from .hooks import HookList
 
 if TYPE_CHECKING:
-    from .session_access import SessionAccess
+    from .core.session_access import SessionAccess
     from .tools import FunctionTool
 
 
@@ -189,7 +189,7 @@ class CrowCallbacks(BaseModel):
     """After every model response is recorded, before its tool calls run."""
     before_tool: list[Callback] = Field(default_factory=list)
     """Before each tool call: return Allow, Refuse, Rewrite or Answer (None is Allow). The permission
-    policy runs after these unless the list holds `permission_policy` (crow_acp.tool_gate) elsewhere."""
+    policy runs after these unless the list holds `permission_policy` (crow_acp.core.tool_gate) elsewhere."""
     after_tool: list[Callback] = Field(default_factory=list)
     """After each tool call: return a ToolResult (or text) to replace the result, or None to keep it."""
     end_turn: list[Callback] = Field(default_factory=list)
@@ -284,7 +284,7 @@ class Tool(Protocol):
 def __getattr__(name: str) -> Any:
     """SessionAccess and FunctionTool are implemented beside what they use; they load on first use (import order)."""
     if name == "SessionAccess":
-        from .session_access import SessionAccess
+        from .core.session_access import SessionAccess
 
         return SessionAccess
     if name == "FunctionTool":

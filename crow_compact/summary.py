@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from crow_acp.session import SUMMARY_PREFIX
+from crow_acp.core.session import SUMMARY_PREFIX
 
 from .cut import Entry
 

@@ -21,7 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from crow_acp.secrets import child_env
+from crow_acp.util.secrets import child_env
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 from helpers import in_process
 
 from crow.agent_loader import load_agent
-from crow_acp.function_model import FunctionModel
+from crow_acp.testing.function_model import FunctionModel
 
 
 @asynccontextmanager

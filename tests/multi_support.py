@@ -11,10 +11,10 @@ from typing import Any
 from acp import PROTOCOL_VERSION
 from helpers import TESTS, crow_env, run_crow
 
-import crow_acp.models
+import crow_acp.model.profiles
 from crow.agent_loader import load_agent
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import ScriptedModel
+from crow_acp.testing.function_model import FunctionModel
 
 AGENTS = TESTS / "agents" / "multi_agents.py"
 
@@ -83,7 +83,7 @@ async def in_process(client: Any, factory: str, home: Path, models: dict[str, Fu
         model.profile = config.profile()
         return model
 
-    monkeypatch.setattr(crow_acp.models, "OpenAIModelClient", client_for)
+    monkeypatch.setattr(crow_acp.model.profiles, "OpenAIModelClient", client_for)
     agent = load_agent(f"{AGENTS}:{factory}", None)
     agent.on_connect(client)
     await agent.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)

@@ -6,7 +6,7 @@ import pytest
 
 import crow_acp
 import crow_acp.api
-import crow_acp.hooks
+import crow_acp.core.hooks
 
 
 def test_crow_acp_exports_are_listed_in_all_and_import():
@@ -22,8 +22,8 @@ def test_crow_acp_exports_are_listed_in_all_and_import():
 
 def test_hooks_module_holds_only_what_it_implements():
     """The plugin types are declared once, in api.py; hooks.py re-exports none of them."""
-    assert not hasattr(crow_acp.hooks, "CrowCallbacks")
-    assert not hasattr(crow_acp.hooks, "SlashCommand")
+    assert not hasattr(crow_acp.core.hooks, "CrowCallbacks")
+    assert not hasattr(crow_acp.core.hooks, "SlashCommand")
 
 
 def test_an_unknown_or_private_name_is_an_attribute_error():

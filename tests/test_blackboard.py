@@ -19,9 +19,9 @@ from records import read_log
 
 from crow_acp import AcpAgent, MultiAgent
 from crow_acp.config import Config
+from crow_acp.core.tracked import NotJsonError
 from crow_acp.multi import Blackboard, MemberContext
 from crow_acp.testing import Reply
-from crow_acp.tracked import NotJsonError
 
 pytestmark = pytest.mark.anyio
 SHARED = {"notes", "plan", "blackboard", "graph_sessions"}

@@ -15,9 +15,9 @@ import pytest
 from helpers import RecordingClient, assert_strict_pairing, text
 from inproc import crow
 
-from crow_acp.function_model import FunctionModel
-from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
+from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.testing import Fault, Reply, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 from crow_compact.summary import MARKER, SYSTEM
 
 FILLER = "apples and pears " * 25  # ~100 tokens, so the older turns are worth summarising

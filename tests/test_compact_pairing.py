@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from helpers import assert_strict_pairing, in_process
 
-from crow_acp.acp_updates import COMPACTED_MARKER, replay_updates
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
+from crow_acp.acp.updates import COMPACTED_MARKER, replay_updates
 from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
+from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.history import EntryMeta, StoredMessage
-from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.testing import Reply, ScriptedModel
 from crow_compact import default_compact
 from crow_compact.cut import head_size, plan_cut, safe_cuts

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
 from crow_acp.events import Usage

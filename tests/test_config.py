@@ -145,7 +145,7 @@ def test_stdio_commands_are_also_found_next_to_crows_python(tmp_path, monkeypatc
 
 
 def test_an_invalid_log_level_falls_back_to_info_with_a_warning(tmp_path):
-    code = "import logging, pathlib, sys; from crow_acp.serve import configure_logging; " \
+    code = "import logging, pathlib, sys; from crow_acp.server.stdio import configure_logging; " \
            "configure_logging(pathlib.Path(sys.argv[1])); print(logging.getLogger().level)"
     env = {**os.environ, "CROW_LOG_LEVEL": "LOUD"}
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60)

@@ -13,7 +13,7 @@ from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_proces
 
 from crow_acp import AcpAgent, load_config
 from crow_acp.editor.common import client_can
-from crow_acp.mcp_specs import server_specs
+from crow_acp.mcp.specs import server_specs
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -29,8 +29,8 @@ from helpers import free_port
 from inproc import crow
 
 from crow_acp.config import load_config
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -22,8 +22,8 @@ from matrix_support import FOLLOW_UP, SERVERS, Router, last_prompt, open_matrix,
 from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 from test_wire import CWDS, HOSTILE
 
+from crow_acp.acp.wire import MAX_MESSAGE
 from crow_acp.testing import Entry, Fault, Reply, ScriptedModel, ToolCall
-from crow_acp.wire import MAX_MESSAGE
 
 pytestmark = pytest.mark.anyio
 
@@ -239,7 +239,7 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
                 recorded = "".join(m.get("content") or "" for m, _, _ in after[len(before) :] if m["role"] == "assistant")
                 if stop == "SIGKILL" and where == "mid-stream":
                     # the draft of the streaming reply: all that was shown a while before the kill, and
-                    # nothing that was not shown (crow_acp/draft.py: at most DRAFT_EVERY is lost)
+                    # nothing that was not shown (crow_acp/core/draft.py: at most DRAFT_EVERY is lost)
                     assert recorded.startswith(early) and shown.startswith(recorded), (len(early), len(recorded))
                 else:
                     assert recorded == shown, (stop, where)

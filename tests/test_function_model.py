@@ -12,9 +12,9 @@ from crow_acp import AcpAgent, CrowCallbacks, FunctionTool
 from crow_acp.config import Config, ModelProfile
 from crow_acp.errors import ModelError
 from crow_acp.events import TextDelta, ThoughtDelta, Usage
-from crow_acp.function_model import FunctionModel
-from crow_acp.llm import Finish, ModelClient, ReasoningChunk, TextChunk, ToolCallChunk
+from crow_acp.model.client import Finish, ModelClient, ReasoningChunk, TextChunk, ToolCallChunk
 from crow_acp.testing import Fault, Reply, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,8 @@ from helpers import RecordingClient, in_process, text
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.api import HOOKS, PASSES
 from crow_acp.errors import ConfigError, HookSignatureError
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply
+from crow_acp.testing.function_model import FunctionModel
 
 AGENTS = Path(__file__).parent / "agents"
 

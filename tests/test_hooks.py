@@ -18,9 +18,9 @@ from records import read_log
 
 from crow.agent_loader import load_agent
 from crow_acp import AcpAgent
-from crow_acp.function_model import FunctionModel
-from crow_acp.session import SUMMARY_ACK, SUMMARY_PREFIX
+from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 
 pytestmark = pytest.mark.anyio
 
@@ -129,7 +129,7 @@ async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(log, tmp
 
 async def test_a_raising_callback_is_reported_and_the_turn_goes_on(log, tmp_path, caplog):
     client = RecordingClient()
-    caplog.set_level(logging.ERROR, logger="crow_acp.hooks")
+    caplog.set_level(logging.ERROR, logger="crow_acp.core.hooks")
     async with served("build_raising", FunctionModel([Reply(text="still answered")]), client) as conn:
         with anyio.fail_after(30):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id

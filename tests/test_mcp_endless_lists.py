@@ -12,7 +12,7 @@ import pytest
 from acp.schema import McpServerStdio
 from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text
 
-from crow_acp.mcp_lists import MAX_PAGES
+from crow_acp.mcp.lists import MAX_PAGES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import pytest
 from helpers import TESTS, crow_env
 from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 
-from crow_acp.mcp_host import McpHost, ServerSpec
+from crow_acp.mcp.host import McpHost, ServerSpec
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""The stdio relay's line repair (crow_acp/mcp_relay.py), byte for byte: what the MCP SDK's parser
+"""The stdio relay's line repair (crow_acp/mcp/relay.py), byte for byte: what the MCP SDK's parser
 gets from a server whatever the server wrote, however the pipe split it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import mcp_types
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crow_acp.mcp_relay import KEEP, LineRelay, StreamRepair, repair_escapes, repair_line
+from crow_acp.mcp.relay import KEEP, LineRelay, StreamRepair, repair_escapes, repair_line
 
 
 def relayed(data: bytes, *, cuts: list[int] = (), max_line: int = 1 << 20) -> list[bytes]:  # type: ignore[assignment]

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from crow_acp import mcp_host
-from crow_acp.mcp_host import McpServer, ServerSpec
+from crow_acp.mcp import host as mcp_host
+from crow_acp.mcp.host import McpServer, ServerSpec
 
 pytestmark = pytest.mark.anyio
 LIVE = Path(__file__).resolve().parent / "mcp_servers" / "live_server.py"

@@ -8,8 +8,8 @@ from acp import RequestError
 from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 from inproc import crow
 
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ScriptedModel
+from crow_acp.testing.function_model import FunctionModel
 
 PROFILES = """
 model = "fast"
@@ -90,7 +90,7 @@ async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_ho
 async def test_additional_directories_follow_the_editor_on_load(crow_home, tmp_path):
     from helpers import in_process
 
-    from crow_acp.agent import AcpAgent
+    from crow_acp.acp.agent import AcpAgent
     from crow_acp.config import load_config
 
     first, second = str(tmp_path / "first"), str(tmp_path / "second")

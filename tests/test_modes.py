@@ -25,7 +25,7 @@ from records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.editor import editor_tools
-from crow_acp.modes import PLANNING_NOTE
+from crow_acp.policy.modes import PLANNING_NOTE
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

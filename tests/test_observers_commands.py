@@ -20,8 +20,8 @@ from crow_acp.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 
 pytestmark = pytest.mark.anyio
 

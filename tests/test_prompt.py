@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import load_config
 from crow_acp.events import ActivityReported

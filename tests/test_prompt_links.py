@@ -9,7 +9,7 @@ import pytest
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
 from helpers import RecordingClient, crow_env, run_crow, text
 
-from crow_acp.prompt_blocks import MAX_LINKED_FILE
+from crow_acp.acp.prompt_blocks import MAX_LINKED_FILE
 from crow_acp.testing import Reply, ScriptedModel
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from skill_support import make_skill, user_turn
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess
 from crow_acp.config import load_config
 from crow_skills import default_skills, discover, load_skill, search_dirs

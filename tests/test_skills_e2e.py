@@ -6,8 +6,8 @@ import pytest
 from helpers import RecordingClient, text
 from inproc import crow
 
-from crow_acp.function_model import FunctionModel
 from crow_acp.testing import Reply, ToolCall
+from crow_acp.testing.function_model import FunctionModel
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """crow acp starts with the cyclic garbage collector off, and once its agent is built freezes what start-up
-made and turns it back on (crow_acp/startup_gc.py): later collections skip the start-up heap."""
+made and turns it back on (crow_acp/server/startup_gc.py): later collections skip the start-up heap."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import json
 import pytest
 from helpers import TESTS, RecordingClient, crow_env, run_crow
 
-from crow_acp import AcpAgent, startup_gc
-from crow_acp.lazy_agent import LazyAgent
+from crow_acp import AcpAgent
+from crow_acp.acp.lazy_agent import LazyAgent
+from crow_acp.server import startup_gc
 
 pytestmark = pytest.mark.anyio
 GC_AGENT = f"{TESTS / 'agents' / 'gc_agent.py'}:build"

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from crow_acp.errors import ModelError
-from crow_acp.model_limits import Deadline
+from crow_acp.model.limits import Deadline
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,11 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, SessionNotification
 from acp.utils import serialize_params
 from helpers import RecordingClient, crow_env, run_crow, text
 
-from crow_acp.acp_connection import StreamedText, attach
-from crow_acp.acp_updates import AcpUpdates
+from crow_acp.acp.connection import StreamedText, attach
+from crow_acp.acp.updates import AcpUpdates
+from crow_acp.acp.wire import StdioTransport
 from crow_acp.events import TextDelta, ThoughtDelta
 from crow_acp.testing import Reply, ScriptedModel
-from crow_acp.wire import StdioTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
+from crow_acp.core.history_rules import strict_messages
 from crow_acp.history import EntryMeta, StoredMessage
-from crow_acp.history_rules import strict_messages
 from crow_acp.store import SessionRecord
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -9,8 +9,8 @@ import anyio
 import pytest
 from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 
+from crow_acp.acp.titles import clean_title
 from crow_acp.testing import Fault, Reply, ScriptedModel
-from crow_acp.titles import clean_title
 
 pytestmark = pytest.mark.anyio
 PROMPT = "the parser fails on empty input, please fix it"

@@ -9,8 +9,8 @@ import pytest
 from helpers import CORE_AGENT, crow_env
 from raw_wire import RawCrow, raw_crow
 
+from crow_acp.acp.wire import MAX_MESSAGE
 from crow_acp.testing import Reply, ScriptedModel
-from crow_acp.wire import MAX_MESSAGE
 
 pytestmark = pytest.mark.anyio
 MiB = 1024 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import Config
 

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from crow_acp.agent import AcpAgent
+from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess
 from crow_acp.events import Event, ToolCallFinished, TurnFinished
 

@@ -22,7 +22,7 @@ from crow.exits import FAILED, SETUP, USAGE, Exit
 from crow.run import RunOptions
 from crow.run.view import View
 from crow_acp.errors import INTERNAL_ERROR, WireError
-from crow_acp.secrets import redact
+from crow_acp.util.secrets import redact
 
 T = TypeVar("T")
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line may carry a whole file's diff

@@ -14,7 +14,7 @@ from acp import RequestError
 
 from ..api import ToolContext
 from ..events import ToolResult
-from ..secrets import key_values, redact, redact_json
+from ..util.secrets import key_values, redact, redact_json
 from .paths import ToolError
 
 MAX_OUTPUT = 30_000

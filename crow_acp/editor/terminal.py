@@ -20,8 +20,8 @@ from acp.schema import EnvVariable
 
 from ..api import ToolContext
 from ..events import ToolResult
-from ..secrets import child_env, key_names
 from ..tools import FunctionTool
+from ..util.secrets import child_env, key_names
 from . import processes
 from .common import MAX_OUTPUT, client_can, guarded, int_arg, off_loop, truncate
 from .paths import ToolError, Workspace

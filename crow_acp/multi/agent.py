@@ -37,9 +37,9 @@ from acp.schema import (
     ResumeSessionResponse,
 )
 
-from ..agent import AcpAgent
+from ..acp.agent import AcpAgent
+from ..acp.prompt_blocks import as_dicts, user_text
 from ..errors import CrowError
-from ..prompt_blocks import as_dicts, user_text
 from .conn import MemberConnection, attribute, replay_graph
 from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions
 from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text

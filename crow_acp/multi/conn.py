@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import text_block
 
-from ..acp_updates import event_update, replay_updates
+from ..acp.updates import event_update, replay_updates
 from ..events import ActivityReported
 from .graph import Graph
 from .run import handoff_title

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 from acp import RequestError
 
-from ..agent import AcpAgent
-from ..tracked import TrackedDict
+from ..acp.agent import AcpAgent
+from ..core.tracked import TrackedDict
 from .blackboard import Blackboard
 
 if TYPE_CHECKING:
-    from ..session_access import SessionAccess
+    from ..core.session_access import SessionAccess
     from .agent import MultiAgent
     from .run import Run
 

@@ -17,11 +17,11 @@ from typing import Any
 import anyio
 from acp import RequestError
 
-from ..acp_updates import event_update
-from ..agent import AcpAgent
+from ..acp.agent import AcpAgent
+from ..acp.prompt_blocks import as_dicts, to_model_text
+from ..acp.updates import event_update
+from ..core.session_access import SessionAccess
 from ..events import ActivityReported, ToolStatus
-from ..prompt_blocks import as_dicts, to_model_text
-from ..session_access import SessionAccess
 from .graph import GRAPH_SESSIONS, Graph, Node
 
 Prompt = str | list[Any]

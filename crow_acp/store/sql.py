@@ -10,8 +10,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from ..history import EntryMeta, StoredMessage
-from ..secrets import dumps, redact
-from ..text_repair import clean_text
+from ..util.secrets import dumps, redact
+from ..util.text import clean_text
 from .leasing import SqlLeases
 from .protocol import Owner, SessionRecord
 from .worker import Workers

@@ -59,7 +59,7 @@ def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
 
 
 def is_title_request(req: dict) -> bool:
-    from ..titles import TITLE_PROMPT
+    from ..acp.titles import TITLE_PROMPT
 
     messages = req.get("messages")
     return isinstance(messages, list) and bool(messages) and isinstance(messages[0], dict) and messages[0].get("content") == TITLE_PROMPT

@@ -30,7 +30,7 @@ from acp.http.protocol import message_id_key, session_id_from_params
 from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, ConnectionRegistry, ConnectionState, PostResult
 from acp.meta import AGENT_METHODS
 
-from ..session_open import SessionOpening
+from ..acp.session_open import SessionOpening
 from .client_servers import ClientCommands
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair

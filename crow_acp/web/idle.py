@@ -66,7 +66,7 @@ def _rest_leases(connection: CrowConnection, *, dormant: bool) -> None:
 
 
 def _leases_of(agent: Any) -> list[Any]:
-    from ..agent import AcpAgent
+    from ..acp.agent import AcpAgent
     from ..multi import MultiAgent
 
     if isinstance(agent, MultiAgent):

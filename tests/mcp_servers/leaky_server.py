@@ -16,7 +16,7 @@ from pydantic import BaseModel
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 KEY = os.environ["LEAKED"]
 CUT = 100_000
-"""crow_acp.mcp_tool.MAX_RESULT_CHARS: a result longer than this is cut here."""
+"""crow_acp.mcp.tool.MAX_RESULT_CHARS: a result longer than this is cut here."""
 
 server = MCPServer("leaky")
 

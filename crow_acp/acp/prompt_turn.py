@@ -1,0 +1,136 @@
+"""What one session/prompt does once it holds the session: a model turn or a slash command, under
+one cancel scope and one error handler, then end_turn and the editor's last updates.
+
+AcpAgent inherits PromptTurns; its `prompt` handler (agent.py) serializes prompts per session and
+calls `_turn`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp import RequestError
+
+from ..api import CrowCallbacks, SlashCommand
+from ..core.hooks import run_hooks
+from ..core.loop import CANCELLED, Turn, run_turn
+from ..core.session import INTERRUPTED, Session, answer_open_calls
+from ..core.session_access import SessionAccess
+from ..errors import CommandError, CrowError
+from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
+from ..history import EntryMeta
+from ..policy.permissions import Permissions
+from ..util.secrets import redact_json
+from .agent_sessions import SessionControl
+from .mcp_live import report_failures, wait_for_servers
+from .prompt_blocks import split_command, user_text
+from .prompt_input import PromptRefused, model_content, stored_blocks
+from .titles import name_session
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..model.profiles import Models
+
+log = logging.getLogger(__name__)
+
+
+class PromptTurns(SessionControl):
+    """Inherits SessionControl: title_session is one of the methods that drive an open session."""
+
+    model_titles: bool = True
+    """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
+    members whose sessions the editor never sees: the graph's title is the entry's."""
+    config: Config
+    callbacks: CrowCallbacks
+    models: Models
+    _emit: Callable[[Event], Awaitable[None]]
+    _spawn: Callable[[Any], None]
+
+    async def _turn(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
+        text = user_text(blocks)
+        command = session.commands.get(split_command(text)[0])
+        stop, error = "cancelled", None
+        if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
+            if command is None:
+                await wait_for_servers(session)  # the first prompt waits for servers still starting
+                try:
+                    content = await model_content(session, blocks)
+                except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
+                    await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
+                    return "end_turn"
+                session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks))))
+                await report_failures(session)
+                work = lambda: run_turn(self._turn_for(session))  # noqa: E731
+            else:
+                work = lambda: self._run_command(session, command, text)  # noqa: E731
+            stop, error = await self._guarded(session, cancels, work)
+        answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
+        await report_failures(session)  # a server that died during the turn
+        # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
+        ended, message = ("error", str(error)) if error else (stop, None)
+        name = command.name if command else None
+        await run_hooks(self.callbacks.end_turn, SessionAccess(session), "end_turn", stop_reason=ended, error=message, command=name)
+        stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
+        await self._finish_turn(session, "" if command else text, stop, error)
+        if error:
+            raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
+        return stop
+
+    async def _guarded(self, session: Session, cancels: int, work: Any) -> tuple[str, Exception | None]:
+        """A turn or a slash command in the turn's cancel scope: (stop reason, the error that ended it)."""
+        if session.cancels != cancels:  # arrived while the user message was being recorded
+            return "cancelled", None
+        try:
+            with anyio.CancelScope() as session.scope:
+                stop = await work()
+            return ("cancelled" if session.scope.cancelled_caught else stop), None
+        except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
+            if not isinstance(exc, CrowError):
+                log.exception("turn failed")
+            else:  # e.g. the model's final error after retries: crow.log keeps it for the user
+                log.error("turn failed: %s", exc)
+            return "end_turn", exc
+        finally:
+            session.scope = None
+
+    def _turn_for(self, session: Session) -> Turn:
+        return Turn(
+            session,
+            self.callbacks,
+            Permissions(self.config.permissions),
+            max_steps=self.config.max_steps,
+            tool_timeout=self.config.timeouts.mcp_call + 5,
+            limits=self.config.limits,
+        )
+
+    async def _finish_turn(self, session: Session, text: str, stop: str, error: BaseException | None) -> None:
+        if error:
+            await self._emit(ErrorOccurred(session.id, str(error), error))
+        await self._emit(TurnFinished(session.id, stop))
+        await self._name(session, text)
+
+    async def title_session(self, session_id: str, text: str) -> None:
+        """Name the session after `text` unless it has a title, then let the model write a better one
+        in the background, as after a first turn (a MultiAgent whose driver never gives the entry the
+        user's text calls this)."""
+        await self._name(self._session(session_id), text)
+
+    async def _name(self, session: Session, text: str) -> None:
+        if title := session.take_title(text):
+            await self._emit(TitleChanged(session.id, title))
+            if self.config.titles.enabled and self.model_titles:  # a better one from the model, in the background
+                self._spawn(name_session(session, text, self.models, self.config.titles))
+
+    async def _run_command(self, session: Session, command: SlashCommand, text: str) -> str:
+        try:
+            output = await command.handler(SessionAccess(session), split_command(text)[1])
+        except Exception as exc:  # a command is plugin code: its failure is the prompt's clear error
+            log.exception("command /%s failed", command.name)
+            raise CommandError(f"/{command.name} failed: {type(exc).__name__}: {exc}") from exc
+        if output:
+            await self._emit(TextDelta(session.id, uuid.uuid4().hex, output))
+        return "end_turn"

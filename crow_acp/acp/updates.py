@@ -1,0 +1,193 @@
+"""Loop events and stored history as ACP session/update notifications.
+
+This is the only module that knows the shapes of ACP updates: the live stream is one observer
+(AcpUpdates), and session/load replay (replay_updates) uses the same builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from acp import plan_entry, start_tool_call, text_block, tool_content, update_plan, update_tool_call
+from acp.helpers import update_available_commands
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AvailableCommand,
+    AvailableCommandInput,
+    SessionInfoUpdate,
+    ToolCallLocation,
+    UnstructuredCommandInput,
+    UsageUpdate,
+    UserMessageChunk,
+)
+from acp.schema import (
+    Cost as AcpCost,
+)
+
+from ..api import SlashCommand
+from ..core.images import replayed_blocks
+from ..core.plan_tool import NAME as PLAN_TOOL
+from ..core.plan_tool import parse_plan
+from ..events import (
+    ActivityReported,
+    CommandsChanged,
+    Cost,
+    ErrorOccurred,
+    Event,
+    ModelCallFinished,
+    PlanUpdated,
+    TextDelta,
+    ThoughtDelta,
+    TitleChanged,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    ToolCallUpdated,
+    TurnFinished,
+    UsageChanged,
+)
+from ..history import EntryMeta, StoredMessage, ToolDisplay
+from .connection import StreamedKind, StreamedText, channel_of
+
+COMPACTED_MARKER = "Context compacted"
+
+
+class AcpUpdates:
+    """The observer that streams events to the editor, in order, as they happen."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.activities: set[str] = set()
+
+    async def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDelta | ThoughtDelta) and (channel := channel_of(self.conn)) is not None:
+            kind: StreamedKind = "agent_message_chunk" if isinstance(event, TextDelta) else "agent_thought_chunk"
+            await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))
+            return  # a streamed reply's chunks: no pydantic round trip (acp_connection.py)
+        update = event_update(event)
+        if isinstance(event, ActivityReported):
+            # The first report of an activity starts a tool call; later ones update it.
+            if event.activity_id in self.activities:
+                update = update_tool_call(event.activity_id, status=event.status, title=event.title, content=update.content)
+            self.activities.add(event.activity_id)
+        if update is not None:
+            await self.conn.session_update(session_id=event.session_id, update=update)
+
+
+def event_update(event: Event) -> Any:
+    match event:
+        case TextDelta(_, message_id, text):
+            return AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
+        case ThoughtDelta(_, message_id, text):
+            return AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(text), message_id=message_id)
+        case ToolCallStarted(_, call_id, _, arguments, view):
+            return start_tool_call(
+                call_id, view.title, kind=view.kind, status="pending", raw_input=arguments, locations=_locations(view.locations)
+            )
+        case ToolCallRunning(_, call_id):
+            return update_tool_call(call_id, status="in_progress")
+        case ToolCallFinished(_, call_id, _, result, status):
+            content = result.content or [tool_content(text_block(result.text))]
+            return update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output)
+        case ModelCallFinished(_, usage, _, window, cost):
+            return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window, cost=_cost(cost))
+        case UsageChanged(_, used, window, cost):
+            return UsageUpdate(session_update="usage_update", used=used, size=window, cost=_cost(cost))
+        case ActivityReported(_, activity_id, title, status, kind, text):
+            shown = [tool_content(text_block(text))] if text else None
+            return start_tool_call(activity_id, title, kind=kind, status=status, content=shown)
+        case ToolCallUpdated(_, call_id, content):
+            return update_tool_call(call_id, content=content)
+        case TitleChanged(_, title):
+            return SessionInfoUpdate(session_update="session_info_update", title=title)
+        case CommandsChanged(_, commands):
+            return commands_update(list(commands))
+        case PlanUpdated(_, entries):
+            return update_plan([plan_entry(e.content, priority=e.priority, status=e.status) for e in entries])
+        case ErrorOccurred() | TurnFinished():
+            return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
+    return None
+
+
+def _cost(cost: Cost | None) -> AcpCost | None:
+    return AcpCost(amount=cost.amount, currency=cost.currency) if cost else None
+
+
+def _locations(paths: tuple[str, ...] | list[str]) -> list[ToolCallLocation] | None:
+    return [ToolCallLocation(path=path) for path in paths] or None
+
+
+def commands_update(commands: list[SlashCommand]) -> Any:
+    return update_available_commands(
+        [
+            AvailableCommand(
+                name=command.name,
+                description=command.description,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint=command.hint)) if command.hint else None,
+            )
+            for command in commands
+        ]
+    )
+
+
+def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
+    """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest."""
+    for entry in entries:
+        message, meta = entry.message, entry.meta
+        if not meta.replayed:
+            continue
+        if meta.kind == "summary":
+            yield start_tool_call(f"compaction-{entry.row_id}", COMPACTED_MARKER, kind="other", status="completed")
+            continue
+        match message["role"]:
+            case "user":
+                yield from _user_chunks(message, meta)
+            case "assistant":
+                yield from _assistant_chunks(message, meta)
+            case "tool":
+                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"))
+
+
+def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
+    blocks = replayed_blocks(message, meta.blocks) if meta.blocks else None
+    for block in blocks or [{"type": "text", "text": _text(message.get("content"))}]:
+        yield UserMessageChunk(session_update="user_message_chunk", content=block, message_id=meta.message_id)
+
+
+def _assistant_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
+    message_id = meta.message_id
+    if reasoning := meta.reasoning:
+        yield AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(reasoning), message_id=message_id)
+    if text := message.get("content"):
+        yield AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
+
+
+def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
+    call_id = message["tool_call_id"]
+    # A terminal id dies with the process that made it, so a replayed command shows its output as text.
+    stored = tool.content or []
+    content: list[Any] = [item for item in stored if item.get("type") != "terminal"]
+    if not content or len(content) < len(stored):
+        content.append(tool_content(text_block(message.get("content") or "")))
+    yield start_tool_call(
+        call_id,
+        tool.title or tool.name,
+        kind=tool.kind,
+        status=tool.status,
+        raw_input=tool.raw_input,
+        locations=_locations(tool.locations),
+        content=content,
+    )
+    if tool.name == PLAN_TOOL and tool.status == "completed":  # the plan panel as it was then
+        try:
+            yield event_update(PlanUpdated("", tuple(parse_plan(tool.raw_input))))
+        except ValueError:  # another tool by that name (a plugin's): nothing to show
+            pass
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""

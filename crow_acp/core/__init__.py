@@ -1,0 +1,19 @@
+"""The core: one session's conversation and the streaming ReAct loop that extends it.
+
+    loop.py           the loop: pre_request, stream a reply, record it, post_response, run tools, repeat
+    turn.py           a turn's types: the calls of one reply, the reply, the turn the loop runs
+    request.py        the request chain: the steps that turn the history into one model request
+    tool_gate.py      one tool call's path: before_tool steps (guards, permission), then after_tool
+    hooks.py          how hook lists and user code are called (typed, checked when registered)
+    session.py        a session's state and the edits that keep its history valid
+    session_access.py SessionAccess, the narrow view callbacks, tools and commands get
+    history_rules.py  what a model is sent satisfies the strictest provider
+    draft.py          the reply being streamed, kept in the store as it grows
+    reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
+    costs.py          what a session has spent
+    tracked.py        the shared blackboard: a mapping whose every change is stored
+
+May import: crow_acp.api, tools, events, history, errors, util, config, store, model, mcp.
+Never acp, policy, editor, multi, server or web: they build on the core, and hand it what it
+needs (permission gates, request steps, tools) when they build a turn.
+"""

@@ -1,0 +1,297 @@
+"""The streaming ReAct loop: hooks, model stream, tool calls, repeat.
+
+    pre_request → stream the reply (text, reasoning, tool calls) → record it → post_response
+      → no tool calls: end_turn (or max_tokens)
+      → tool calls: pending → before_tool steps (guards, then permission) → in_progress → call
+        (concurrently) → after_tool → completed/failed
+        → results recorded → next step (at most max_steps, then max_turn_requests)
+
+Cancellation is the caller's cancel scope. Whatever happens, the history stays valid: every
+recorded tool call gets a result, and the partial reply that was shown is what is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from ..api import CrowCallbacks, Tool, ToolCallInfo, ToolContext
+from ..config import LimitsConfig
+from ..events import (
+    ModelCallFinished,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    ToolResult,
+    ToolStatus,
+    ToolView,
+    Usage,
+)
+from ..history import EntryMeta, ToolDisplay
+from ..model.client import Finish, ReasoningChunk, TextChunk, ToolCallChunk
+from ..policy.modes import with_plan_note
+from ..tools import openai_schema
+from ..util.text import clean_value
+from . import images, thinking
+from .costs import charge
+from .draft import Draft
+from .history_rules import check_new_calls, object_arguments, strict_messages
+from .hooks import run_hooks
+from .reply_caps import ReplyBudget, close_stream, over_cap
+from .session import Session
+from .session_access import SessionAccess
+from .tool_gate import after_tool, before_tool, placeholder
+
+log = logging.getLogger(__name__)
+
+CANCELLED = "Cancelled by the user."
+MAX_NAME = 256
+"""Characters of a tool name kept from the stream (real ones have at most 64)."""
+PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
+"""Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class PendingCall:
+    id: str
+    name: str = ""
+    fragments: list[str] = field(default_factory=list)
+    view: ToolView | None = None
+    args: dict[str, Any] | None = None
+    """The arguments as a JSON object, parsed once the reply is complete."""
+    problem: str | None = None
+    """Why the arguments are unusable (not JSON, not an object)."""
+    images: list[tuple[str, str]] = field(default_factory=list)
+    """Images the tool returned, shown to a vision model after all of the reply's results."""
+    write_targets: frozenset[str] | None = None
+    """The real paths of the call's edits, as the permission policy resolved and checked them."""
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def shown_args(self) -> dict[str, Any]:
+        """For the editor: the parsed arguments, or the raw text the model sent."""
+        return self.args if self.args is not None else {"_raw": self.arguments}
+
+    def complete(self) -> None:
+        try:
+            value = json.loads(self.arguments or "{}")
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python recurses
+            self.problem = str(exc) or type(exc).__name__
+            return
+        if isinstance(value, dict):
+            self.args = clean_value(value)  # a "\ud800" escape in the arguments must not reach a tool
+        else:
+            self.problem = f"expected a JSON object, got {type(value).__name__}"
+
+
+@dataclass
+class Reply:
+    # Parts, joined once: `+=` on a string per chunk is quadratic in the reply's length.
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
+    calls: list[PendingCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    message: dict[str, Any] | None = None
+    """What was recorded; None when the model said nothing at all."""
+
+
+@dataclass
+class Turn:
+    session: Session
+    callbacks: CrowCallbacks
+    permit: PermissionGate
+    max_steps: int
+    tool_timeout: float
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+
+    @property
+    def access(self) -> SessionAccess:
+        return SessionAccess(self.session)
+
+
+async def run_turn(turn: Turn) -> str:
+    """Run the loop for the user message already recorded; returns the ACP stop reason."""
+    session = turn.session
+    for step in range(turn.max_steps):
+        await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
+        reply = await stream_reply(session, ReplyBudget.of(turn.limits))
+        await run_hooks(
+            turn.callbacks.post_response,
+            turn.access,
+            "post_response",
+            response=reply.message,
+            usage=reply.usage,
+            finish_reason=reply.finish_reason,
+            step=step,
+        )
+        if not reply.calls:
+            return "max_tokens" if reply.finish_reason == "length" else "end_turn"
+        await run_tools(turn, reply.calls)
+    return "max_turn_requests"
+
+
+async def stream_reply(session: Session, budget: ReplyBudget) -> Reply:
+    """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
+    reply, message_id = Reply(), uuid.uuid4().hex
+    draft = Draft(session, message_id)
+    calls: dict[int, PendingCall] = {}
+    await session.mcp.settle()  # a tool list that changed during the last tool call
+    tools = [openai_schema(tool) for tool in session.tools()]
+    try:
+        messages = strict_messages(with_plan_note(session, images.for_model(session)))
+        stream = session.model.stream(messages, tools, reasoning_effort=thinking.level(session))
+        try:
+            async for delta in stream:
+                match delta:
+                    case TextChunk(text):
+                        if text := budget.take(text):
+                            reply.text_parts.append(text)
+                            draft.keep(reply.text_parts, reply.reasoning_parts)
+                            await session.emit(TextDelta(session.id, message_id, text))
+                    case ReasoningChunk(text):
+                        if text := budget.take(text):
+                            reply.reasoning_parts.append(text)
+                            draft.keep(reply.text_parts, reply.reasoning_parts)
+                            await session.emit(ThoughtDelta(session.id, message_id, text))
+                    case ToolCallChunk(index, call_id, name, arguments):
+                        if index in calls or budget.new_call(len(calls) + 1):
+                            call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
+                            call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
+                            call.fragments.append(budget.take(arguments))
+                    case Usage():
+                        reply.usage = delta
+                    case Finish(reason):
+                        reply.finish_reason = reason
+                if budget.cut:
+                    break
+        finally:
+            with anyio.CancelScope(shield=True):
+                await close_stream(stream)
+        if budget.cut:  # what was shown is kept, with a note for the model and the user
+            log.warning("cut a model reply: it passed %s", budget.cut)
+            reply.text_parts.append(budget.note())
+            reply.finish_reason = "length"
+            await session.emit(TextDelta(session.id, message_id, budget.note()))
+            calls.clear()
+        # Only a finished stream's tool calls are recorded: a cut one has no complete calls to answer.
+        reply.calls = list(calls.values())
+        for call in reply.calls:
+            call.complete()
+        check_new_calls(reply.calls, session.messages(), new_call_id)
+    finally:
+        reply.message = _record_reply(reply, draft)
+    if reply.usage:
+        session.last_usage = reply.usage
+        window = session.model.profile.context_window
+        cost = charge(session, reply.usage)
+        await session.emit(ModelCallFinished(session.id, reply.usage, reply.finish_reason, window, cost))
+    return reply
+
+
+def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
+    text, reasoning = "".join(reply.text_parts), "".join(reply.reasoning_parts)
+    if not (text or reply.calls or reasoning):
+        return None
+    # content may be null only beside tool_calls: strict servers reject a bare null (reasoning-only replies).
+    message: dict[str, Any] = {"role": "assistant", "content": text or (None if reply.calls else "")}
+    if reply.calls:
+        message["tool_calls"] = [
+            # the valid form for the model; the raw text stays in the result's display for the editor
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": object_arguments(c.arguments or "{}")}}
+            for c in reply.calls
+        ]
+    draft.settle(message, reasoning or None)
+    return message
+
+
+async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
+    """Run one reply's tool calls concurrently; every call gets a recorded result, even on cancel."""
+    session, done = turn.session, set[str]()
+    tools = {tool.name: tool for tool in session.tools()}
+    allowed = turn.limits.tool_calls_per_reply
+    slots = anyio.Semaphore(turn.limits.parallel_tool_calls)  # the others stay pending until a slot frees
+    try:
+        for call in calls:
+            call.view = tools[call.name].view(call.args or {}) if call.name in tools else ToolView(call.name)
+            await session.emit(ToolCallStarted(session.id, call.id, call.name, call.shown_args, call.view))
+        for call in calls[allowed:]:
+            await _finish(session, call, over_cap(turn.limits, len(calls)), done)
+        async with anyio.create_task_group() as group:
+            for call in calls[:allowed]:
+                group.start_soon(_run_call, turn, call, tools.get(call.name), done, slots)
+    finally:
+        with anyio.CancelScope(shield=True):
+            for call in calls:
+                if call.id not in done:
+                    await _finish(session, call, ToolResult(CANCELLED, is_error=True), done)
+            images.record_tool_images(session, [(call.name, call.images) for call in calls if call.images])
+
+
+async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str], slots: anyio.Semaphore) -> None:
+    access = SessionAccess(turn.session)
+    info, ran = placeholder(call), False
+    async with slots:
+        try:
+            info, result, ran = await _outcome(turn, call, tool, access)
+        except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
+            log.exception("tool %s failed", call.name)
+            result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+        result = await after_tool(turn, access, info, result, ran)
+        await _finish(turn.session, call, result, done)
+
+
+async def _outcome(
+    turn: Turn, call: PendingCall, tool: Tool | None, access: SessionAccess
+) -> tuple[ToolCallInfo, ToolResult, bool]:
+    """(the call as finally decided, its result, whether the tool ran)."""
+    session = turn.session
+    if call.args is None:
+        return placeholder(call), ToolResult(f"Invalid tool arguments: {call.problem}", is_error=True), False
+    if tool is None:
+        names = ", ".join(t.name for t in session.tools()) or "none"
+        text = session.mcp.unavailable(call.name) or f"Unknown tool {call.name!r}. Available: {names}"
+        return placeholder(call), ToolResult(text, is_error=True), False
+    context = ToolContext(access, call.id, session.client, session.client_capabilities)
+    gate = await before_tool(turn, call, tool, context)
+    if gate.result is not None:
+        return gate.call, gate.result, False
+    context.write_targets = call.write_targets
+    await session.emit(ToolCallRunning(session.id, call.id))
+    limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
+    with anyio.move_on_after(limit) as timer:
+        result = await tool.call(gate.call.arguments, context)
+    if timer.cancelled_caught:
+        result = ToolResult(f"The tool timed out after {limit:g} s.", is_error=True)
+    return gate.call, result, True
+
+
+async def _finish(session: Session, call: PendingCall, result: ToolResult, done: set[str]) -> None:
+    done.add(call.id)
+    call.images = result.images
+    status: ToolStatus = "failed" if result.is_error else "completed"
+    view = call.view or ToolView(call.name)
+    content = [_jsonable(item) for item in result.content] if result.content else None
+    display = ToolDisplay(call.name, view.title, view.kind, status, list(view.locations), call.shown_args, content)
+    session.record({"role": "tool", "tool_call_id": call.id, "content": result.text}, EntryMeta(tool=display))
+    await session.emit(ToolCallFinished(session.id, call.id, call.name, result, status))
+
+
+def _jsonable(item: Any) -> Any:
+    return item.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(item, BaseModel) else item

@@ -1,0 +1,152 @@
+"""A session's state, and the edits that keep its history valid (compaction, answering open calls).
+
+What callbacks get of it is SessionAccess (session_access.py), a narrow view."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..api import SlashCommand, Tool
+from ..events import Event, Usage
+from ..history import EntryMeta, StoredMessage, ToolDisplay
+from ..mcp.host import McpHost
+from ..store import SessionStore
+from ..util.secrets import redact
+from ..util.text import clean_meta, repair
+
+if TYPE_CHECKING:
+    import anyio
+
+    from ..model.client import ModelClient
+
+SUMMARY_PREFIX = "This conversation was compacted. A summary of the earlier part follows.\n\n"
+SUMMARY_ACK = "Understood. I will continue from this summary."
+INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
+"""The result of a tool call a killed process or a failed turn left unanswered."""
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    cwd: str
+    store: SessionStore
+    model: ModelClient
+    emit: Callable[[Event], Awaitable[None]]
+    mcp: McpHost
+    additional_directories: list[str] = field(default_factory=list)
+    history: list[StoredMessage] = field(default_factory=list)
+    """Active entries, in the order the model sees them."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """Persisted session data: context, allowed (remembered answers), additional_directories, model, agent."""
+    title: str | None = None
+    local_tools: dict[str, Tool] = field(default_factory=dict)
+    commands: dict[str, SlashCommand] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    scope: anyio.CancelScope | None = None
+    cancels: int = 0
+    """How many session/cancel notifications arrived; a waiting prompt compares it to decide."""
+    last_usage: Usage | None = None
+    compaction_request: str | None = None
+    """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""
+    client: Any = None
+    client_capabilities: Any = None
+    last_row: int = 0
+    """The highest row_id given to an entry of this session (archived ones included)."""
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.data.setdefault("context", {})
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [entry.message for entry in self.history]
+
+    def tools(self) -> list[Tool]:
+        return [*self.local_tools.values(), *self.mcp.tools()]
+
+    def record(self, message: dict[str, Any], meta: EntryMeta | None = None) -> StoredMessage:
+        """Append a message to the history and the store at once."""
+        repair(message)  # tool results, MCP text and callbacks' messages reach the store valid
+        entry = self.numbered(StoredMessage(message, clean_meta(meta or EntryMeta())))
+        self.store.append(self.id, entry)  # queued at once, in order; never blocks (see crow_acp/store)
+        self.history.append(entry)
+        return entry
+
+    def numbered(self, entry: StoredMessage) -> StoredMessage:
+        """Give `entry` the session's next row_id: the session numbers its own entries, so a write
+        needs no round trip to the store (one process writes a session at a time: the lease)."""
+        self.last_row += 1
+        entry.row_id = self.last_row
+        return entry
+
+    def update_meta(self, entry: StoredMessage, meta: EntryMeta) -> None:
+        """Change an entry's metadata in memory and in the store at once."""
+        entry.meta = meta = clean_meta(meta)
+        if entry.row_id is not None:
+            self.store.update_message(self.id, entry.row_id, extra=meta.to_json())
+
+    def rewrite(self, entry: StoredMessage, message: dict[str, Any], meta: EntryMeta) -> None:
+        """Replace a recorded entry's message and metadata in memory and in the store at once."""
+        repair(message)
+        entry.message, entry.meta = message, clean_meta(meta)
+        if entry.row_id is not None:
+            self.store.update_message(self.id, entry.row_id, message=message, extra=entry.meta.to_json())
+
+    def save(self) -> None:
+        self.store.update(self.id, data=self.data)
+
+    def take_title(self, text: str) -> str | None:
+        """Name the session after its first prompt; returns the title when this call set it."""
+        if self.title is not None or not (title := " ".join(redact(text).split())[:80]):  # no part of a key at the cut
+            return None
+        self.title = title
+        self.store.update(self.id, title=title)
+        return title
+
+
+def compact_history(session: Session, keep_last: int, summary: str) -> int:
+    history = session.history
+    head = 1 if history and history[0].message["role"] == "system" else 0
+    cut = max(head, len(history) - max(keep_last, 1))
+    while cut > head and history[cut].message["role"] != "user":
+        cut -= 1
+    if cut <= head:
+        return 0
+    old, tail = history[head:cut], history[cut:]
+    new = [
+        StoredMessage({"role": "user", "content": SUMMARY_PREFIX + summary}, EntryMeta("summary", replaced=len(old))),
+        # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
+        StoredMessage({"role": "assistant", "content": SUMMARY_ACK}, EntryMeta("ack")),
+        *(StoredMessage(entry.message, entry.meta.with_copy()) for entry in tail),
+    ]
+    # One transaction: a kill mid-compaction leaves the old history or the new one, never half of each.
+    session.store.compact(session.id, [e.row_id for e in old + tail if e.row_id is not None], [session.numbered(e) for e in new])
+    session.history = [*history[:head], *new]
+    session.context["compaction_summary"] = summary
+    session.context["compactions"] = session.context.get("compactions", 0) + 1
+    session.save()
+    return len(old)
+
+
+def answer_open_calls(session: Session, text: str) -> None:
+    """Record `text` as the result of the last reply's unanswered tool calls, so the model accepts the history.
+
+    A turn cancelled between recording a reply and running its tools (or a killed process) leaves
+    such calls. Results are recorded as each call finishes, so a gap can only be at the very end.
+    """
+    entries, tail = session.history, 0
+    while tail < len(entries) and entries[-1 - tail].message["role"] == "tool":
+        tail += 1
+    if tail == len(entries) or not (calls := entries[-1 - tail].message.get("tool_calls")):
+        return
+    answered = {entry.message.get("tool_call_id") for entry in entries[len(entries) - tail :]}
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"] not in answered:
+            function = call.get("function")
+            name = str((function.get("name") if isinstance(function, dict) else None) or "tool")
+            session.record(
+                {"role": "tool", "tool_call_id": call["id"], "content": text},
+                EntryMeta(tool=ToolDisplay(name, title=name, status="failed")),
+            )

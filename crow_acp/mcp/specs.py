@@ -1,0 +1,58 @@
+"""Which MCP servers a session connects: the editor's (ACP session/new) and config.toml's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..config import McpServerConfig
+
+
+@dataclass
+class ServerSpec:
+    """One MCP server to connect, from the editor's session/new or from config.toml."""
+
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    url: str | None = None
+    transport: Literal["stdio", "http", "sse"] = "stdio"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfig]) -> list[ServerSpec]:
+    """The editor's servers (ACP stdio, http or sse), then config.toml's, unless the editor has one by that name."""
+    from ..config import resolve_command
+
+    specs = [_from_acp(server) for server in editor_servers]
+    names = {spec.name for spec in specs}
+    for name, server in configured.items():
+        if server.enabled and name not in names:
+            transport = "stdio" if server.command else server.transport
+            command = resolve_command(server.command) if server.command else None
+            specs.append(ServerSpec(name, command, server.args, server.env, server.url, transport, server.headers))
+    return specs
+
+
+def check_servers(editor_servers: list[Any] | None) -> None:
+    """Refuse, before any session exists, an editor's server of a kind crow did not advertise."""
+    for server in editor_servers or []:
+        _from_acp(server)
+
+
+def _from_acp(server: Any) -> ServerSpec:
+    """One server of session/new's mcpServers, by its declared ACP type (stdio, http or sse)."""
+    from acp import RequestError
+    from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
+
+    if isinstance(server, McpServerStdio):
+        env = {item.name: item.value for item in server.env or []}
+        return ServerSpec(server.name, server.command, list(server.args or []), env)
+    if isinstance(server, HttpMcpServer | SseMcpServer):
+        headers = {item.name: item.value for item in server.headers or []}
+        return ServerSpec(server.name, url=server.url, transport=server.type, headers=headers)
+    # crow advertises http and sse (capabilities.py); anything else is the client's mistake, said plainly
+    name, kind = getattr(server, "name", "?"), getattr(server, "type", type(server).__name__)
+    raise RequestError.invalid_params({"mcpServers": f"MCP server {name!r}: transport {kind!r} is not supported"})

@@ -1,0 +1,115 @@
+"""An MCP tool as a crow Tool, and an MCP tool result as text (and images) for the model."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..api import ToolContext
+from ..errors import McpError
+from ..events import ToolResult, ToolView
+from ..tools import infer_kind, safe_name
+from ..util.secrets import redact
+
+if TYPE_CHECKING:
+    from .host import McpServer
+
+MAX_RESULT_CHARS = 100_000
+MAX_DESCRIPTION_CHARS = 8_000
+
+
+class ServerUnavailable(McpError):
+    """The server is not connected (failed to start, died, or closed)."""
+
+
+class McpTool:
+    """An MCP tool as a crow Tool."""
+
+    timeout: float | None = None  # the server's call timeout applies
+
+    def __init__(self, server: McpServer, tool: Any) -> None:
+        self.server = server
+        self.remote_name = tool.name
+        self.name = safe_name(server.spec.name, tool.name)
+        self.description = (tool.description or "")[:MAX_DESCRIPTION_CHARS]  # every request carries it
+        self.parameters = dict(tool.input_schema or {})
+        hints = tool.annotations
+        self.read_only = bool(hints and hints.read_only_hint)
+        self.display = tool.title or (hints.title if hints and hints.title else None) or tool.name
+
+    def view(self, arguments: dict[str, Any]) -> ToolView:
+        kind = "read" if self.read_only else infer_kind(self.remote_name)
+        return ToolView(title=f"{self.display} ({self.server.spec.name})", kind=kind)
+
+    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+        return None  # an MCP server cannot say what a call would do
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        from mcp import MCPError
+        from pydantic import ValidationError
+
+        from .inbox import malformed
+
+        if self.server.restartable:  # it died since the last call: this is its next use
+            await _restart(self.server, context)
+        try:
+            result = await self.server.call(self.remote_name, arguments)
+        except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:
+            return ToolResult(text=f"Tool error: {exc}", is_error=True)
+        except ValidationError as exc:  # the SDK checks the result's shape (and its output schema) after the wire
+            return ToolResult(text=f"Tool error: {malformed(exc)}", is_error=True)
+        text = result_text(result)
+        images = [(b.mime_type, b.data) for b in result.content if b.type == "image"]
+        return ToolResult(text=text, is_error=result.is_error, raw_output=result.structured_content, images=images)
+
+
+async def _restart(server: McpServer, context: ToolContext) -> None:
+    """Restart a stdio server that died (once per server), and tell the user either way."""
+    name = server.spec.name
+    activity = await context.session.report(f"Restarting MCP server {name!r}", status="in_progress")
+    if await server.restart():
+        await context.session.report(f"Restarted MCP server {name!r}", activity_id=activity)
+    else:
+        title = f"MCP server {name!r} did not restart"
+        await context.session.report(title, status="failed", text=server.error, activity_id=activity)
+
+
+def result_text(result: Any) -> str:
+    """An MCP CallToolResult as text for the model: text blocks, else structured content; binaries summarized."""
+    parts = [_block_text(block) for block in result.content]
+    if not any(block.type == "text" for block in result.content) and result.structured_content is not None:
+        parts.insert(0, json.dumps(result.structured_content, ensure_ascii=False))
+    text = "\n".join(part for part in parts if part) or "(the tool returned no output)"
+    if result.is_error:
+        text = f"Tool error: {text}"
+    text = redact(text)  # before the cut, which could leave part of a key
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[... truncated {len(text) - MAX_RESULT_CHARS} characters]"
+    return text
+
+
+def _block_text(block: Any) -> str:
+    from mcp.types import TextResourceContents  # loaded already: a result came through the client
+
+    match block.type:
+        case "text":
+            return block.text
+        case "image" | "audio":
+            return f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]"
+        case "resource_link":
+            return f"[resource link: {block.name} {block.uri} {block.mime_type or ''}]".replace(" ]", "]")
+        case "resource":
+            res = block.resource
+            if isinstance(res, TextResourceContents):
+                return f"[resource {res.uri}]\n{res.text}"
+            return f"[binary resource {res.uri} {res.mime_type or ''}, {len(res.blob) * 3 // 4} bytes]"
+    return f"[{block.type} content]"
+
+
+def unique_names(tools: list[McpTool]) -> None:
+    """Two servers' tools can sanitize to one name; later ones get a stable numbered name."""
+    taken: set[str] = set()
+    for tool in tools:
+        if tool.name in taken:
+            tool.name = safe_name(tool.server.spec.name, tool.remote_name, str(len(taken)))
+        taken.add(tool.name)

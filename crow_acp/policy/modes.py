@@ -1,0 +1,107 @@
+"""Permission modes: ask, accept edits, plan, full access (Zed's mode picker).
+
+The mode is persisted per session (`session.data["mode"]`), starts at `[permissions] default_mode`,
+and is enforced by the permission policy (permissions.py), the last before_tool step:
+
+    ask           every tool not marked read-only asks (config rules apply)
+    accept_edits  edits whose every location lies inside the session's roots run without asking
+    plan          no writes, edits, deletes, moves or commands at all, whatever the tool claims;
+                  the model is told it is planning
+    full_access   nothing asks; deny rules from config still hold
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from ..tools import FunctionTool
+from .plan_words import denial_word
+
+if TYPE_CHECKING:
+    from ..api import Tool
+    from ..core.session import Session
+    from ..events import ToolView
+
+Mode = Literal["ask", "accept_edits", "plan", "full_access"]
+MODE_IDS: tuple[Mode, ...] = get_args(Mode)
+CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    id: Mode
+    name: str
+    description: str
+
+
+MODES = (
+    ModeInfo("ask", "Ask", "Ask before any tool that is not read-only"),
+    ModeInfo("accept_edits", "Accept edits", "Edit files in the workspace without asking; commands still ask"),
+    ModeInfo("plan", "Plan", "Read and plan only: no edits, writes or commands"),
+    ModeInfo("full_access", "Full access", "Run every tool without asking (config deny rules still hold)"),
+)
+
+PLANNING_NOTE = (
+    "You are in plan mode. Research with read-only tools and write a plan for the user to approve. "
+    "Do not edit, write, move or delete files and do not run commands: such calls are refused."
+)
+
+
+def with_plan_note(session: Session, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's messages, told that it is planning when the session is in plan mode (never stored:
+    the note leaves the request as soon as the mode changes)."""
+    if current_mode(session, "ask") != "plan":
+        return messages
+    if messages and messages[0].get("role") == "system":  # one system message, at the start
+        content = messages[0].get("content")
+        if isinstance(content, list):
+            joined: Any = [*content, {"type": "text", "text": PLANNING_NOTE}]
+        else:
+            joined = f"{content or ''}\n\n{PLANNING_NOTE}".lstrip()
+        return [{**messages[0], "content": joined}, *messages[1:]]
+    return [{"role": "system", "content": PLANNING_NOTE}, *messages]
+
+
+def current_mode(session: Session, default: Mode) -> Mode:
+    mode = session.data.get("mode")
+    return mode if mode in MODE_IDS else default
+
+
+def set_mode(session: Session, mode: Mode) -> None:
+    session.data["mode"] = mode
+    session.save()
+
+
+def plan_refusal(tool: Tool, view: ToolView) -> str | None:
+    """Why plan mode refuses this call, or None. A read-only claim alone is not trusted: a denial word
+    (plan_words.py) anywhere in the tool's name or title, or a changing kind, refuses it too. The
+    title of crow's own function tools describes the arguments (`Read run.sh`), so only their
+    name counts; their "think" tools (the plan) change nothing but the plan."""
+    own = isinstance(tool, FunctionTool)
+    if own and view.kind == "think" and tool.read_only:
+        return None
+    if not tool.read_only:
+        why = "is not marked read-only"
+    elif word := denial_word(tool.name, *([] if own else [view.title])):
+        why = f"has the word {word!r} in its name or title"
+    elif view.kind in CHANGING_KINDS:
+        why = f"is a tool of kind {view.kind!r}"
+    else:
+        return None
+    return f"Plan mode: the tool {tool.name!r} {why}, so it may not run. Finish the plan; the user switches modes."
+
+
+def edit_inside_roots(view: ToolView, roots: list[str]) -> bool:
+    """Accept-edits mode: an edit whose every location lies inside one of the roots (the cwd first).
+    Symlinks are resolved here; the tool itself still confines what it really opens."""
+    if view.kind != "edit" or not view.locations:
+        return False
+    real_roots = [os.path.realpath(root) for root in roots]
+    # roots[0] is the session's cwd: a relative location starts there.
+    return all(_inside(os.path.realpath(os.path.join(roots[0], place)), real_roots) for place in view.locations)
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)

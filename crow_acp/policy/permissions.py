@@ -1,0 +1,152 @@
+"""Permission policy: allow, deny, or ask the editor, under the session's mode; it fails closed.
+
+Policy per tool: the first matching key of [permissions.tools] (names or fnmatch patterns), else
+`allow` for tools marked read-only, else [permissions].default. The mode (modes.py) then decides:
+"deny" holds in every mode; plan refuses whatever changes something; a write to a protected path
+(protected.py) asks in every other mode but full access, whatever config or a remembered answer
+says; accept_edits allows other edits inside the roots; full_access allows the rest. Answers
+the user gave "always" (remembered.py) allow that tool, or that exact command, in these roots.
+
+Asking fails closed: the call runs only when the answer selects an allow option offered in that
+very request. An unknown or empty option id, a malformed answer, a client error, no answer within
+[permissions] timeout, or a cancel refuses it, and the model is told why. An answer that arrives
+after the mode changed is taken as the new mode decides: plan refuses even an Allow.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
+from pydantic import ValidationError
+
+from ..config import PermissionConfig, Policy
+from ..config.protected import ProtectedPaths
+from ..events import ToolView
+from .modes import Mode, current_mode, edit_inside_roots, plan_refusal
+from .remembered import always_label, command_of, is_remembered, remember
+from .write_targets import protected_write
+
+if TYPE_CHECKING:
+    from ..api import Tool
+    from ..core.loop import PendingCall
+    from ..core.session import Session
+    from ..events import ToolResult
+
+log = logging.getLogger(__name__)
+
+ALLOW = PermissionOption(option_id="allow_once", name="Allow", kind="allow_once")
+REJECT = PermissionOption(option_id="reject_once", name="Reject", kind="reject_once")
+NOT_RUN = "The call was not run."
+
+
+def policy_for(config: PermissionConfig, tool: Tool) -> Policy:
+    for pattern, policy in config.tools.items():
+        if fnmatch.fnmatchcase(tool.name, pattern):
+            return policy
+    return "allow" if tool.read_only else config.default
+
+
+def options(command: str | None, protected: str | None) -> list[PermissionOption]:
+    """Allow, Always allow (naming what it remembers; never for a protected path), Reject."""
+    if protected:
+        return [ALLOW, REJECT]
+    return [ALLOW, PermissionOption(option_id="allow_always", name=always_label(command), kind="allow_always"), REJECT]
+
+
+class Permissions:
+    """The loop's permission gate: returns None to run the call, or why it may not run."""
+
+    def __init__(self, config: PermissionConfig) -> None:
+        self.config = config
+        self.protected = ProtectedPaths.of(config.protected)
+
+    async def __call__(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None) -> str | None:
+        policy = policy_for(self.config, tool)
+        if policy == "deny":
+            return f"The tool {tool.name!r} is denied by the permission policy."
+        mode, view = current_mode(session, self.config.default_mode), call.view or ToolView(tool.name)
+        if mode == "plan" and (refusal := plan_refusal(tool, view)):
+            return refusal
+        protected = await protected_write(self.protected, session, call, view)
+        if mode == "full_access":
+            return None
+        command = command_of(view, call.args or {})
+        if not protected and (policy == "allow" or is_remembered(session, tool, command)):
+            return None
+        if not protected and mode == "accept_edits" and edit_inside_roots(view, [session.cwd, *session.additional_directories]):
+            return None
+        if session.client is None:
+            return f"The tool {tool.name!r} needs permission, and no editor is attached to ask."
+        return await self._ask(session, call, tool, preview, Asked(mode, command, protected))
+
+    async def _ask(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None, asked: Asked) -> str | None:
+        view = call.view or ToolView(tool.name)
+        update = ToolCallUpdate(
+            tool_call_id=call.id,
+            title=f"{view.title} (protected path: {asked.protected})" if asked.protected else view.title,
+            kind=view.kind,
+            status="pending",
+            raw_input=call.shown_args,  # after any before_tool rewrite: what would really run
+            content=preview.content if preview else None,  # e.g. the diff an edit would make
+        )
+        offered = options(asked.command, asked.protected)
+        try:
+            with anyio.fail_after(self.config.timeout):
+                response = await session.client.request_permission(session_id=session.id, tool_call=update, options=offered)
+        except TimeoutError:
+            return f"No answer to the permission request within {self.config.timeout:g} s. {NOT_RUN}"
+        except Exception as exc:  # the client is others' code: whatever it does, the call does not run
+            log.warning("permission request for %s failed: %r", call.id, exc)
+            return f"The permission request failed ({type(exc).__name__}). {NOT_RUN}"
+        chosen = _chosen(response, offered)
+        if isinstance(chosen, str):
+            return chosen
+        now = current_mode(session, self.config.default_mode)
+        if now != asked.mode:  # the question was asked under another mode: the new one decides
+            return _after_mode_change(now, tool, view)
+        if chosen.kind == "allow_always":
+            remember(session, tool, asked.command)
+        return None
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question was asked under: the mode, the command "always" would remember, the protected path."""
+
+    mode: Mode
+    command: str | None
+    protected: str | None
+
+
+def _after_mode_change(mode: Mode, tool: Tool, view: ToolView) -> str | None:
+    """An Allow given to a question the mode has since overtaken: plan mode still refuses."""
+    if mode == "plan" and (refusal := plan_refusal(tool, view)):
+        return f"The mode changed to plan while the question was open. {refusal}"
+    return None
+
+
+def _chosen(response: Any, offered: list[PermissionOption]) -> PermissionOption | str:
+    """The allow option the answer selected, or why the answer does not allow the call."""
+    try:
+        answer = RequestPermissionResponse.model_validate(response, from_attributes=True)
+    except ValidationError:
+        return f"The editor's answer to the permission request was malformed. {NOT_RUN}"
+    outcome = answer.outcome
+    if not isinstance(outcome, AllowedOutcome):
+        return f"The permission request was cancelled. {NOT_RUN}"
+    option = next((o for o in offered if o.option_id == outcome.option_id), None)
+    if option is None:
+        return f"The editor answered with an option crow did not offer ({outcome.option_id[:40]!r}). {NOT_RUN}"
+    if option.kind not in ("allow_once", "allow_always"):
+        return "The user rejected this tool call."
+    return option

@@ -1,0 +1,9 @@
+"""Serving an agent over stdio (`crow acp`): stdout kept for the protocol, a clean end on any signal.
+
+    stdio.py       serve(agent): the stdio transport, logging, stdout protection
+    stdin.py       stdin as a pipe the event loop can watch, whatever the user gave crow
+    shutdown.py    SIGTERM, SIGINT, SIGHUP or stdin closing: nothing is left behind
+    startup_gc.py  no cyclic GC during start-up; the start-up heap frozen once the agent is built
+
+May import: crow_acp.acp and everything below it. Never multi, web or testing.
+"""

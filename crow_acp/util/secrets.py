@@ -1,0 +1,162 @@
+"""Crow's model keys stay in crow: no child process inherits them and no text crow records carries them.
+
+The keys are the variables OPENAI_API_KEY and every profile's `api_key_env`, and any `api_key`
+written in config.toml. `protect(config)` registers them (AcpAgent does, once per process).
+Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
+`child_env()`: the environment without those variables, plus what a server's config passes
+explicitly.
+
+No text crow records or sends carries a key value, whoever produced it (a tool, an MCP server, the
+model, an exception): `dumps()` redacts at the three doors everything passes, the ACP wire
+(crow_acp/acp/wire.py), the model requests (crow_acp/model/client.py) and the store (crow_acp/store/sql.py); the log
+record factory redacts every log message and traceback. Text that is cut to a length (tool output,
+titles, plan steps) is redacted before the cut, so no part of a key is left at the edge.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
+MIN_SECRET = 8
+"""Shorter values ("none", "x") are placeholders for keyless local servers, not secrets: redacting
+them would mangle ordinary text."""
+MARK = "[redacted key]"
+
+_names: set[str] = set(DEFAULT_NAMES)
+_written: set[str] = set()
+
+
+def protect(config: Config) -> None:
+    """Register the key variables and written keys of every model profile in the config."""
+    for profile in [*config.models.values(), config.profile()]:
+        _names.add(profile.api_key_env)
+        if profile.api_key:
+            _written.add(profile.api_key)
+    _install_log_filter()
+
+
+def key_names() -> frozenset[str]:
+    return frozenset(_names)
+
+
+def key_values() -> frozenset[str]:
+    """The key values now in force (the environment is read each time: tests and users change it)."""
+    values = {os.environ.get(name) or "" for name in _names} | _written
+    return frozenset(value for value in values if len(value) >= MIN_SECRET)
+
+
+def child_env(base: Mapping[str, str] | None = None, explicit: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process: base (default: crow's) without the keys, then explicit."""
+    names = key_names()
+    env = {name: value for name, value in (os.environ if base is None else base).items() if name not in names}
+    env.update(explicit or {})
+    return env
+
+
+def redact(text: str, values: frozenset[str] | None = None) -> str:
+    """The text with every key value, and its base64 and hex forms, replaced by a marker."""
+    values = key_values() if values is None else values
+    for value in values:
+        if value in text:
+            text = text.replace(value, MARK)
+    if values and (pattern := _encoded(values)).search(text):
+        text = pattern.sub(MARK, text)
+    return text
+
+
+_BREAK = r"(?:\r?\n|\\r)?(?:\\n)?"
+"""Between any two characters of an encoded key: a line break, raw or JSON-escaped (base64 wraps at 76)."""
+_LIKE = {"+": "[+-]", "/": "[/_]"}
+"""The URL-safe alphabet's stand-ins."""
+
+
+@functools.lru_cache(maxsize=8)
+def _encoded(values: frozenset[str]) -> re.Pattern[str]:
+    """The base64 and hex forms of the keys, wherever they sit in an encoded stream.
+
+    Hex is byte-aligned: one form (either case). A base64 stream groups bytes by three, so a key at
+    offset o encodes differently for each o mod 3: the key without its first 0, 1 or 2 bytes, cut to
+    whole groups, is what appears whatever surrounds it (at most 2 bytes on either edge stay shown)."""
+    forms = []
+    for value in sorted(values):
+        raw = value.encode()
+        forms.append(_spaced(raw.hex(), lambda c: f"[{c}{c.upper()}]" if c.isalpha() else c))
+        for skip in range(3):
+            whole = raw[skip:][: (len(raw) - skip) // 3 * 3]
+            forms.append(_spaced(base64.b64encode(whole).decode(), lambda c: _LIKE.get(c, c)))
+    return re.compile("|".join(forms))
+
+
+def _spaced(text: str, char: Any) -> str:
+    return _BREAK.join(char(c) for c in text)
+
+
+def redact_json(value: Any, values: frozenset[str] | None = None) -> Any:
+    """redact() over every string in a JSON-like value (lists, dicts, their keys too): a redacted copy."""
+    values = key_values() if values is None else values
+    if isinstance(value, str):
+        return redact(value, values)
+    if isinstance(value, list | tuple):
+        return [redact_json(item, values) for item in value]
+    if isinstance(value, dict):
+        return {redact(key, values) if isinstance(key, str) else key: redact_json(item, values) for key, item in value.items()}
+    return value
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """json.dumps(value, **options) without any key value in it.
+
+    The text is searched (fast, in C); only when a key is there is a redacted copy of the value
+    serialized instead, so the result is valid JSON whatever the key is next to."""
+    text = json.dumps(value, **options)
+    values = key_values()
+    ascii_only = options.get("ensure_ascii", True)
+    if any(value in text or _escaped(value, ascii_only) in text for value in values) or (values and _encoded(values).search(text)):
+        text = json.dumps(redact_json(value, values), **options)
+    return text
+
+
+@functools.lru_cache(maxsize=64)
+def _escaped(value: str, ascii_only: bool) -> str:
+    """A key as it reads inside a JSON string (dumps runs for every line crow sends)."""
+    return json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+
+
+_installed = False
+
+
+def _install_log_filter() -> None:
+    """Redact every log record as it is made: whoever configures the handlers, and whenever."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    make = logging.getLogRecordFactory()
+
+    def redacting(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        if key_values():
+            try:
+                message = record.getMessage()
+            except (TypeError, ValueError):  # a malformed format: logging reports it at emit time
+                return record
+            if (cleaned := redact(message)) != message:
+                record.msg, record.args = cleaned, None
+            if record.exc_info and not record.exc_text:  # a key in an exception's message or its locals' repr
+                record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            if record.stack_info:
+                record.stack_info = redact(record.stack_info)
+        return record
+
+    logging.setLogRecordFactory(redacting)
