@@ -77,11 +77,9 @@ def _value_at(data: Any, loc: tuple[Any, ...]) -> Any:
     return data
 
 
-def describe(exc: ValidationError, data: dict[str, Any]) -> list[str]:
-    """One line per mistake, each naming the table and the key."""
-    from . import Config
-
-    return [_line(Config, error, data) for error in exc.errors()]
+def describe(exc: ValidationError, data: dict[str, Any], root: type[BaseModel]) -> list[str]:
+    """One line per mistake in `data` (validated as `root`), each naming the table and the key."""
+    return [_line(root, error, data) for error in exc.errors()]
 
 
 def _line(root: type[BaseModel], error: Any, data: dict[str, Any]) -> str:

@@ -299,4 +299,4 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data))) from exc
+        raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data, Config))) from exc
