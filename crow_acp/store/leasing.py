@@ -26,10 +26,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .protocol import LeaseLost, Owner, SessionBusy
+from .protocol import Db, LeaseLost, Owner, SessionBusy
 
 if TYPE_CHECKING:
-    from .sql import Db
     from .worker import Workers
 
 log = logging.getLogger(__name__)

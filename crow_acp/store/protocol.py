@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -146,3 +147,19 @@ class SessionStore(Protocol):
     async def ping(self) -> None:
         """Raise StoreError if the store cannot be reached."""
     async def close(self) -> None: ...
+
+
+class Db(Protocol):
+    """One connection as a worker thread uses it."""
+
+    lock_rows: str
+    """What makes a SELECT lock the rows it reads until the transaction ends ("" where writes serialize anyway)."""
+    dml_in_cte: bool
+    """Whether a WITH clause may hold an INSERT (PostgreSQL): an append is then a single statement."""
+    lock_session: str
+    """A statement that serializes transactions touching one session's lease ("" where writes serialize anyway)."""
+
+    def execute(self, sql: str, args: Iterable[Any] = ()) -> Any: ...
+    def transaction(self) -> AbstractContextManager[Any]: ...
+    def now(self) -> float:
+        """The clock leases are measured against: the database server's, so machines' clocks may differ."""

@@ -5,36 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..history import EntryMeta, StoredMessage
 from ..util.secrets import dumps, redact
 from ..util.text import clean_text
 from .leasing import SqlLeases
-from .protocol import Owner, SessionRecord
+from .protocol import Db, Owner, SessionRecord
 from .worker import Workers
 
 T = TypeVar("T")
 
 SESSION_COLUMNS = "id, cwd, title, created_at, updated_at, data"
-
-
-class Db(Protocol):
-    """One connection as a worker thread uses it."""
-
-    lock_rows: str
-    """What makes a SELECT lock the rows it reads until the transaction ends ("" where writes serialize anyway)."""
-    dml_in_cte: bool
-    """Whether a WITH clause may hold an INSERT (PostgreSQL): an append is then a single statement."""
-    lock_session: str
-    """A statement that serializes transactions touching one session's lease ("" where writes serialize anyway)."""
-
-    def execute(self, sql: str, args: Iterable[Any] = ()) -> Any: ...
-    def transaction(self) -> AbstractContextManager[Any]: ...
-    def now(self) -> float:
-        """The clock leases are measured against: the database server's, so machines' clocks may differ."""
 
 
 class SqlStore(SqlLeases):
