@@ -12,8 +12,8 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from ..api import SlashCommand
-from ..core.images import PromptRefused
 from ..util.secrets import redact
+from .prompt_images import PromptRefused
 
 if TYPE_CHECKING:
     from ..core.session import Session

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.images import PromptRefused, stored_blocks, user_content
 from ..editor.paths import Workspace
 from .mcp_prompts import expand, inline_resources
 from .prompt_blocks import user_text
+from .prompt_images import PromptRefused, stored_blocks, user_content
 from .prompt_links import prompt_text
 
 if TYPE_CHECKING:

@@ -17,17 +17,22 @@ from acp import RequestError
 
 from ..api import CrowCallbacks, SlashCommand
 from ..core.hooks import run_hooks
-from ..core.loop import CANCELLED, Turn, run_turn
+from ..core.loop import CANCELLED, run_turn
+from ..core.request import RequestChain
 from ..core.session import INTERRUPTED, Session, answer_open_calls
 from ..core.session_access import SessionAccess
+from ..core.turn import Turn
 from ..errors import CommandError, CrowError
 from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
 from ..history import EntryMeta
+from ..policy.modes import plan_note
 from ..policy.permissions import Permissions
 from ..util.secrets import redact_json
+from . import thinking
 from .agent_sessions import SessionControl
 from .mcp_live import report_failures, wait_for_servers
 from .prompt_blocks import split_command, user_text
+from .prompt_images import hide_images
 from .prompt_input import PromptRefused, model_content, stored_blocks
 from .titles import name_session
 
@@ -36,6 +41,8 @@ if TYPE_CHECKING:
     from ..model.profiles import Models
 
 log = logging.getLogger(__name__)
+REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))
+"""What the default agent adds to every model request, in order (core/request.py adds the strict history)."""
 
 
 class PromptTurns(SessionControl):
@@ -105,6 +112,7 @@ class PromptTurns(SessionControl):
             max_steps=self.config.max_steps,
             tool_timeout=self.config.timeouts.mcp_call + 5,
             limits=self.config.limits,
+            request=REQUEST_CHAIN,
         )
 
     async def _finish_turn(self, session: Session, text: str, stop: str, error: BaseException | None) -> None:

@@ -26,7 +26,7 @@ from ..mcp.specs import check_servers
 from ..model.client import prewarm
 from ..policy.remembered import bind_to_roots
 from ..util.imports import off_loop
-from ..util.text import repair_stored
+from ..util.text import clean_meta, clean_text, repair
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .replay import OneByOne, UpdateSink
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..events import Event
     from ..model.profiles import Models
-    from ..store import SessionStore
+    from ..store import SessionRecord, SessionStore
     from .leases import Leases
 
 
@@ -74,7 +74,7 @@ class SessionOpening(OptionHandlers):
         if record is None:
             raise RequestError.resource_not_found(session_id)
         await self.leases.take(session_id)
-        return repair_stored(self.store, record, await self.store.load(session_id))
+        return _repair_stored(self.store, record, await self.store.load(session_id))
 
     async def _reopen(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
@@ -167,3 +167,18 @@ def repair_history(session: Session, entries: list[StoredMessage]) -> None:
     session.history = list(entries)
     answer_open_calls(session, INTERRUPTED)
     session.history = repair_entries(session.history)  # damaged rows (orphans, bad ids or arguments) stay as stored
+
+
+def _repair_stored(store: SessionStore, record: SessionRecord, entries: list[StoredMessage]) -> list[StoredMessage]:
+    """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
+    for entry in entries:
+        if repair(entry.message) and entry.row_id is not None:
+            store.update_message(record.id, entry.row_id, message=entry.message)
+        if (meta := clean_meta(entry.meta)) is not entry.meta:
+            entry.meta = meta
+            if entry.row_id is not None:
+                store.update_message(record.id, entry.row_id, extra=meta.to_json())
+    title = clean_text(record.title) if record.title else record.title
+    if repair(record.data) or title != record.title:
+        store.update(record.id, title=title, data=record.data)
+    return entries

@@ -26,8 +26,8 @@ from acp.schema import (
 )
 
 from ..api import SlashCommand
-from ..core import thinking
 from ..policy.modes import MODE_IDS, MODES, Mode, current_mode, set_mode
+from . import thinking
 from .session_pool import SessionLifecycle
 
 if TYPE_CHECKING:

@@ -27,7 +27,6 @@ from acp.schema import (
 )
 
 from ..api import SlashCommand
-from ..core.images import replayed_blocks
 from ..core.plan_tool import NAME as PLAN_TOOL
 from ..core.plan_tool import parse_plan
 from ..events import (
@@ -50,6 +49,7 @@ from ..events import (
 )
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
+from .prompt_images import replayed_blocks
 
 COMPACTED_MARKER = "Context compacted"
 

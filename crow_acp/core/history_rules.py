@@ -5,7 +5,7 @@
     - call ids are unique within the session;
     - arguments are a JSON object.
 
-Three places hold this: a reply's calls are checked as they are recorded (`check_new_calls`: an
+Three places hold this: a reply's calls are checked as they are recorded (`turn.check_new_calls`: an
 invalid or repeated id is replaced, and the call is answered with an error), a stored history is
 repaired on load (`repair_entries`), and every request is passed through `strict_messages` at the
 end, so a cancel, a kill, a compaction or a callback's write cannot make a request invalid.
@@ -17,14 +17,11 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..history import EntryMeta, StoredMessage, ToolDisplay
-
-if TYPE_CHECKING:
-    from .loop import PendingCall
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI accepts as a function name
 NO_RESULT = "No result was recorded for this tool call (crow stopped or the history was damaged)."
@@ -153,14 +150,3 @@ def repair_entries(entries: Sequence[StoredMessage]) -> list[StoredMessage]:
         else:
             repaired.append(entries[item.source])
     return repaired
-
-
-def check_new_calls(calls: Iterable[PendingCall], earlier: Iterable[dict[str, Any]], fresh: Callable[[], str]) -> None:
-    """A reply's calls before they are recorded: an id already used in the session (or in this reply)
-    or an unusable one is replaced, and the call is marked so that it answers with an error."""
-    used = {call.get("id") for message in earlier for call in (message.get("tool_calls") or []) if isinstance(call, dict)}
-    for call in calls:
-        if call.id in used or not call.id or len(call.id) > 128:
-            original, call.id = call.id, fresh()
-            call.args, call.problem = None, f"the call id {original[:40]!r} was already used; call the tool again"
-        used.add(call.id)

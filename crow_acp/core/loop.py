@@ -12,18 +12,14 @@ recorded tool call gets a result, and the partial reply that was shown is what i
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from pydantic import BaseModel
 
-from ..api import CrowCallbacks, Tool, ToolCallInfo, ToolContext
-from ..config import LimitsConfig
+from ..api import Tool, ToolCallInfo, ToolContext
 from ..events import (
     ModelCallFinished,
     TextDelta,
@@ -38,92 +34,21 @@ from ..events import (
 )
 from ..history import EntryMeta, ToolDisplay
 from ..model.client import Finish, ReasoningChunk, TextChunk, ToolCallChunk
-from ..policy.modes import with_plan_note
-from ..tools import openai_schema
-from ..util.text import clean_value
-from . import images, thinking
+from . import images
 from .costs import charge
 from .draft import Draft
-from .history_rules import check_new_calls, object_arguments, strict_messages
+from .history_rules import object_arguments
 from .hooks import run_hooks
 from .reply_caps import ReplyBudget, close_stream, over_cap
+from .request import RequestChain
 from .session import Session
 from .session_access import SessionAccess
 from .tool_gate import after_tool, before_tool, placeholder
+from .turn import MAX_NAME, PendingCall, Reply, Turn, check_new_calls, new_call_id
 
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user."
-MAX_NAME = 256
-"""Characters of a tool name kept from the stream (real ones have at most 64)."""
-PermissionGate = Callable[[Session, "PendingCall", Tool, ToolResult | None], Awaitable[str | None]]
-"""Given the call and its preview (what it would do), returns None to allow it, or why it may not run."""
-
-
-def new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:12]}"
-
-
-@dataclass
-class PendingCall:
-    id: str
-    name: str = ""
-    fragments: list[str] = field(default_factory=list)
-    view: ToolView | None = None
-    args: dict[str, Any] | None = None
-    """The arguments as a JSON object, parsed once the reply is complete."""
-    problem: str | None = None
-    """Why the arguments are unusable (not JSON, not an object)."""
-    images: list[tuple[str, str]] = field(default_factory=list)
-    """Images the tool returned, shown to a vision model after all of the reply's results."""
-    write_targets: frozenset[str] | None = None
-    """The real paths of the call's edits, as the permission policy resolved and checked them."""
-
-    @property
-    def arguments(self) -> str:
-        return "".join(self.fragments)
-
-    @property
-    def shown_args(self) -> dict[str, Any]:
-        """For the editor: the parsed arguments, or the raw text the model sent."""
-        return self.args if self.args is not None else {"_raw": self.arguments}
-
-    def complete(self) -> None:
-        try:
-            value = json.loads(self.arguments or "{}")
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python recurses
-            self.problem = str(exc) or type(exc).__name__
-            return
-        if isinstance(value, dict):
-            self.args = clean_value(value)  # a "\ud800" escape in the arguments must not reach a tool
-        else:
-            self.problem = f"expected a JSON object, got {type(value).__name__}"
-
-
-@dataclass
-class Reply:
-    # Parts, joined once: `+=` on a string per chunk is quadratic in the reply's length.
-    text_parts: list[str] = field(default_factory=list)
-    reasoning_parts: list[str] = field(default_factory=list)
-    calls: list[PendingCall] = field(default_factory=list)
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    message: dict[str, Any] | None = None
-    """What was recorded; None when the model said nothing at all."""
-
-
-@dataclass
-class Turn:
-    session: Session
-    callbacks: CrowCallbacks
-    permit: PermissionGate
-    max_steps: int
-    tool_timeout: float
-    limits: LimitsConfig = field(default_factory=LimitsConfig)
-
-    @property
-    def access(self) -> SessionAccess:
-        return SessionAccess(self.session)
 
 
 async def run_turn(turn: Turn) -> str:
@@ -131,7 +56,7 @@ async def run_turn(turn: Turn) -> str:
     session = turn.session
     for step in range(turn.max_steps):
         await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-        reply = await stream_reply(session, ReplyBudget.of(turn.limits))
+        reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
         await run_hooks(
             turn.callbacks.post_response,
             turn.access,
@@ -147,16 +72,15 @@ async def run_turn(turn: Turn) -> str:
     return "max_turn_requests"
 
 
-async def stream_reply(session: Session, budget: ReplyBudget) -> Reply:
+async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudget) -> Reply:
     """Stream one model reply to the observers as it arrives, and record it (also when cut short)."""
     reply, message_id = Reply(), uuid.uuid4().hex
     draft = Draft(session, message_id)
     calls: dict[int, PendingCall] = {}
     await session.mcp.settle()  # a tool list that changed during the last tool call
-    tools = [openai_schema(tool) for tool in session.tools()]
     try:
-        messages = strict_messages(with_plan_note(session, images.for_model(session)))
-        stream = session.model.stream(messages, tools, reasoning_effort=thinking.level(session))
+        request = chain.build(session)
+        stream = session.model.stream(request.messages, request.tools, reasoning_effort=request.reasoning_effort)
         try:
             async for delta in stream:
                 match delta:

@@ -24,8 +24,8 @@ from .hooks import call_returning, callback_name, report_failure
 
 if TYPE_CHECKING:
     from ..api import Tool, ToolContext
-    from .loop import PendingCall, Turn
     from .session_access import SessionAccess
+    from .turn import PendingCall, Turn
 
 
 class PermissionPolicy:

@@ -21,6 +21,7 @@ from .plan_words import denial_word
 
 if TYPE_CHECKING:
     from ..api import Tool
+    from ..core.request import ModelRequest
     from ..core.session import Session
     from ..events import ToolView
 
@@ -49,11 +50,15 @@ PLANNING_NOTE = (
 )
 
 
-def with_plan_note(session: Session, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request's messages, told that it is planning when the session is in plan mode (never stored:
-    the note leaves the request as soon as the mode changes)."""
-    if current_mode(session, "ask") != "plan":
-        return messages
+def plan_note(session: Session, request: ModelRequest) -> ModelRequest:
+    """A request step: the model is told that it is planning when the session is in plan mode (never
+    stored: the note leaves the request as soon as the mode changes)."""
+    if current_mode(session, "ask") == "plan":
+        request.messages = _with_plan_note(request.messages)
+    return request
+
+
+def _with_plan_note(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if messages and messages[0].get("role") == "system":  # one system message, at the start
         content = messages[0].get("content")
         if isinstance(content, list):

@@ -38,8 +38,8 @@ from .write_targets import protected_write
 
 if TYPE_CHECKING:
     from ..api import Tool
-    from ..core.loop import PendingCall
     from ..core.session import Session
+    from ..core.turn import PendingCall
     from ..events import ToolResult
 
 log = logging.getLogger(__name__)

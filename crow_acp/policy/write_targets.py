@@ -16,8 +16,8 @@ from ..editor.paths import ToolError, Workspace
 
 if TYPE_CHECKING:
     from ..config.protected import ProtectedPaths
-    from ..core.loop import PendingCall
     from ..core.session import Session
+    from ..core.turn import PendingCall
     from ..events import ToolView
 
 WRITING_KINDS = frozenset({"edit", "delete", "move"})

@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..history import EntryMeta, StoredMessage
-    from ..store import SessionRecord, SessionStore
+    from ..history import EntryMeta
 
 
 def clean_text(text: str) -> str:
@@ -86,21 +85,6 @@ def is_valid(value: Any) -> bool:
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
     return True
-
-
-def repair_stored(store: SessionStore, record: SessionRecord, entries: list[StoredMessage]) -> list[StoredMessage]:
-    """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
-    for entry in entries:
-        if repair(entry.message) and entry.row_id is not None:
-            store.update_message(record.id, entry.row_id, message=entry.message)
-        if (meta := clean_meta(entry.meta)) is not entry.meta:
-            entry.meta = meta
-            if entry.row_id is not None:
-                store.update_message(record.id, entry.row_id, extra=meta.to_json())
-    title = clean_text(record.title) if record.title else record.title
-    if repair(record.data) or title != record.title:
-        store.update(record.id, title=title, data=record.data)
-    return entries
 
 
 def cleaned_copy(value: Any) -> Any:

@@ -12,7 +12,8 @@ from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..core.request import ModelRequest
+    from ..core.session import Session
 
 OPTION_ID = "thought_level"
 LEVELS = {"low": "Quicker answers", "medium": "The provider's usual depth", "high": "Thinks longest"}
@@ -27,6 +28,12 @@ def level(session: Session) -> str | None:
     profile = session.model.profile
     chosen = session.data.get(OPTION_ID)
     return chosen if profile.reasoning and chosen in LEVELS else profile.reasoning_effort
+
+
+def effort(session: Session, request: ModelRequest) -> ModelRequest:
+    """A request step: the provider's reasoning_effort for this session."""
+    request.reasoning_effort = level(session)
+    return request
 
 
 def options(session: Session) -> list[SessionConfigOptionSelect]:
