@@ -3,7 +3,7 @@
 A name is split into words on `_`, `-`, `.`, `/`, spaces and camelCase ("showAndRunShell" is show,
 and, run, shell); each word is also tried without an -s, -es, -ed or -ing ending. One denial word
 anywhere refuses the tool, whatever harmless word comes first and whatever its hints claim.
-README.md lists them under "Permission modes": change both together.
+docs/default-agent.md lists them under "Plan mode's denial words": change both together.
 """
 
 from __future__ import annotations
