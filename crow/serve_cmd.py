@@ -87,7 +87,9 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
     if args.token:
         _warn("crow serve: --token puts the token on the command line, where every local user can read it (ps); "
               "use CROW_SERVE_TOKEN or --token-file")
-        return args.token.strip() or None
+        if not (token := args.token.strip()):
+            raise Exit(SETUP, "--token is empty: give a token, or --no-token to serve without one (loopback only)")
+        return token
     try:
         if args.token_file:
             return read_token_file(args.token_file)

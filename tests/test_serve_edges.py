@@ -8,6 +8,8 @@ import asyncio
 import os
 import resource
 import stat
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -78,6 +80,14 @@ async def test_a_token_on_the_command_line_still_works_and_is_warned_about(crow_
             answer = await http.post(served.acp, json=INITIALIZE, headers={"Authorization": "Bearer argv-token"})
             assert answer.status_code == 200
     assert not list(crow_home.glob("serve-*.token")), "a given token is used, not a generated one"
+
+
+def test_an_empty_token_is_refused_not_taken_as_no_token(crow_home):
+    empty = subprocess.run(
+        [sys.executable, "-m", "crow", "serve", "--port", "9", "--token", " "], env=crow_env(crow_home, NO_MODEL),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert empty.returncode == 3 and "--token is empty" in empty.stderr
 
 
 @pytest.mark.parametrize("transport", [over_http, over_ws], ids=["http", "ws"])
