@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any, Literal
 
@@ -48,7 +48,7 @@ class McpServer(ServerLists):
         self.died = False
         """It was ready, then its connection ended without crow closing it."""
         self.restarts, self._spare_restart, self._up_since = 0, True, 0.0
-        self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
+        self.on_change: Callable[[McpServer], Coroutine[Any, Any, None]] | None = None
         """Called when the server becomes ready or its lists change (the host re-offers its prompts)."""
         self._client: Any = None
         self._calls: asyncio.TaskGroup | None = None
@@ -62,6 +62,10 @@ class McpServer(ServerLists):
         self._listing = asyncio.Lock()
         self._told: asyncio.Task[None] | None = None
         self._restart_lock = asyncio.Lock()
+
+    def _changed(self) -> None:
+        if self.on_change is not None and self._calls is not None:
+            self._calls.create_task(self.on_change(self))
 
     @property
     def restartable(self) -> bool:
@@ -238,7 +242,7 @@ class McpHost:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.servers: list[McpServer] = []
-        self.on_change: Callable[[McpServer], Awaitable[None]] | None = None
+        self.on_change: Callable[[McpServer], Coroutine[Any, Any, None]] | None = None
         self._reported: set[tuple[int, int]] = set()
 
     def start(self, specs: list[ServerSpec]) -> None:

@@ -10,12 +10,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .specs import ServerSpec
 from .tool import McpTool
 
 if TYPE_CHECKING:
     import mcp.types
-
-    from .host import McpServer, ServerSpec
 
 log = logging.getLogger(__name__)
 MAX_TOOLS = 128
@@ -29,7 +28,8 @@ class ServerLists:
     tools: list[McpTool]
     prompts: list[Any]
     resources: set[str]
-    on_change: Callable[[McpServer], Awaitable[None]] | None
+    _changed: Callable[[], None]
+    """Tells the server's listener that a list changed (McpServer.on_change)."""
     _client: Any
     _calls: asyncio.TaskGroup | None
     _refreshes: set[asyncio.Task[None]]
@@ -106,10 +106,6 @@ class ServerLists:
             log.debug("MCP server %r: no change stream: %s", self.spec.name, exc)
         except Exception as exc:  # the SDK's ListenNotSupportedError / SubscriptionLost have no common base
             log.debug("MCP server %r: no change stream: %s", self.spec.name, exc)
-
-    def _changed(self) -> None:
-        if self.on_change is not None and self._calls is not None:
-            self._calls.create_task(self.on_change(self))  # type: ignore[arg-type]
 
     async def settled(self) -> None:
         """Wait for list refreshes in flight (a list_changed just before a model call)."""

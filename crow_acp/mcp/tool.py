@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..api import ToolContext
 from ..errors import McpError
 from ..events import ToolResult, ToolView
 from ..tools import infer_kind, safe_name
 from ..util.secrets import redact
-
-if TYPE_CHECKING:
-    from .host import McpServer
+from .specs import ServerSpec
 
 MAX_RESULT_CHARS = 100_000
 MAX_DESCRIPTION_CHARS = 8_000
@@ -22,12 +20,24 @@ class ServerUnavailable(McpError):
     """The server is not connected (failed to start, died, or closed)."""
 
 
+class ToolServer(Protocol):
+    """What a tool needs of its server (host.McpServer): its name, its calls, and a restart after it died."""
+
+    spec: ServerSpec
+    error: str | None
+
+    @property
+    def restartable(self) -> bool: ...
+    async def restart(self) -> bool: ...
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any: ...
+
+
 class McpTool:
     """An MCP tool as a crow Tool."""
 
     timeout: float | None = None  # the server's call timeout applies
 
-    def __init__(self, server: McpServer, tool: Any) -> None:
+    def __init__(self, server: ToolServer, tool: Any) -> None:
         self.server = server
         self.remote_name = tool.name
         self.name = safe_name(server.spec.name, tool.name)
@@ -63,7 +73,7 @@ class McpTool:
         return ToolResult(text=text, is_error=result.is_error, raw_output=result.structured_content, images=images)
 
 
-async def _restart(server: McpServer, context: ToolContext) -> None:
+async def _restart(server: ToolServer, context: ToolContext) -> None:
     """Restart a stdio server that died (once per server), and tell the user either way."""
     name = server.spec.name
     activity = await context.session.report(f"Restarting MCP server {name!r}", status="in_progress")
