@@ -61,12 +61,12 @@ class Report:
 
 
 def check_command(agent: str | None, model: str | None, cwd: str) -> int:
-    from crow.cli import _version
+    from crow.startup import version
     from crow_acp.config import crow_home, load_config
     from crow_acp.errors import ConfigError
 
     report = Report()
-    report.line(f"crow {_version()}")
+    report.line(f"crow {version()}")
     home = crow_home()
     try:
         config = load_config(model=model)
@@ -84,9 +84,9 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
     _paths(report, home, config, cwd)
     report.section("config")
     report.ok(f"{config.config_path} is valid" if config.config_path.exists() else "no config.toml: defaults")
-    from crow.cli import _env_warnings
+    from crow.startup import env_warnings
 
-    for warning in _env_warnings() + config.warnings():
+    for warning in env_warnings() + config.warnings():
         report.warn(warning)
     if agent:
         report.warn(f"--agent {agent}: its own models and servers are not checked, only the configuration's")

@@ -14,6 +14,7 @@ from typing import Any
 
 from crow.exits import HELP as EXIT_HELP
 from crow.exits import INTERRUPTED, SETUP, USAGE, Exit
+from crow.startup import env_warnings, load, version
 
 ENVIRONMENT_HELP = """\
 environment:
@@ -74,17 +75,8 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="show crow's version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        sys.stdout.write(f"crow {_version()}\n")
+        sys.stdout.write(f"crow {version()}\n")
         parser.exit()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("crow-agent")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,17 +119,6 @@ def _dispatch(args: argparse.Namespace) -> int:
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
-
-
-def load(model: str | None = None) -> Any:
-    """The configuration, or exit 3 with the error's one line per mistake."""
-    from crow_acp.config import load_config
-    from crow_acp.errors import ConfigError
-
-    try:
-        return load_config(model=model)
-    except ConfigError as exc:
-        raise Exit(SETUP, str(exc)) from exc
 
 
 def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
@@ -188,10 +169,11 @@ def run_terminal(args: argparse.Namespace) -> int:
             config.api_key()
         except ConfigError as exc:
             raise Exit(SETUP, str(exc)) from exc
-    from crow.run import RunOptions, run_prompt
+    from crow.run import run_prompt
+    from crow.run.options import RunOptions
 
     agent_args = [flag for name, value in (("--agent", args.agent), ("--model", args.model)) if value for flag in (name, value)]
-    warnings = _env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
+    warnings = env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
         prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format, raw=args.raw,
         verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=warnings,
@@ -204,10 +186,3 @@ def _skill_warnings(home: Path, cwd: str) -> list[str]:
     from crow_skills.discover import discover, search_dirs
 
     return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]
-
-
-def _env_warnings() -> list[str]:
-    from crow_acp.server.stdio import log_level
-
-    problem = log_level()[1]
-    return [problem] if problem else []

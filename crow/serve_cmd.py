@@ -38,7 +38,7 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from crow.cli import load
+    from crow.startup import load
     from crow_acp.server.stdio import configure_logging
     from crow_acp.store import StoreError, open_store
     from crow_acp.web.app import Limits

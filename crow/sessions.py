@@ -26,8 +26,8 @@ def _say(text: str) -> None:
 
 
 def sessions_command(action: str, session_id: str | None) -> int:
-    from crow.cli import load
     from crow.logfile import log_to_file
+    from crow.startup import load
     from crow_acp.store import SessionBusy, StoreError, open_store, store_url
 
     if action != "list" and not session_id:

@@ -9,26 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from crow.exits import INTERRUPTED
-
-
-@dataclass
-class RunOptions:
-    prompt: str
-    cwd: str
-    log_dir: Path
-    session: str | None = None
-    approve: bool = False
-    format: str = "text"
-    raw: bool = False
-    """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
-    verbose: bool = False
-    agent_args: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+from crow.run.options import RunOptions
 
 
 def make_view(options: RunOptions):  # -> View

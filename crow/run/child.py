@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from crow.exits import FAILED, SETUP, USAGE, Exit
-from crow.run import RunOptions
+from crow.run.options import RunOptions
 from crow.run.view import View
 from crow_acp.errors import INTERNAL_ERROR, WireError
 from crow_acp.util.secrets import redact

@@ -11,9 +11,9 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from crow.exits import FAILED, OK, STOPPED, USAGE, Exit
-from crow.run import RunOptions
 from crow.run.child import Child, ChildExited, agent_process
 from crow.run.client import TerminalClient
+from crow.run.options import RunOptions
 from crow.run.view import View
 
 NOT_FOUND = -32002

@@ -1,0 +1,21 @@
+"""What one `crow run` was asked to do, as the command line said it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class RunOptions:
+    prompt: str
+    cwd: str
+    log_dir: Path
+    session: str | None = None
+    approve: bool = False
+    format: str = "text"
+    raw: bool = False
+    """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
+    verbose: bool = False
+    agent_args: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
