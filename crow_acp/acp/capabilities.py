@@ -17,7 +17,7 @@ from acp.schema import (
     SessionResumeCapabilities,
 )
 
-from .. import __version__
+from ..version import __version__
 
 
 def initialize_response(protocol_version: int) -> InitializeResponse:
