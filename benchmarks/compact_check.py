@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crow_acp.acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
 from crow_acp.core.session import Session
+from crow_acp.core.session_access import SessionView
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta
 from crow_compact import default_compact
@@ -60,7 +60,7 @@ async def fill(session: Session, tokens: int, rng: random.Random) -> int:
 async def measure(agent: AcpAgent, tokens: int, checks: int) -> dict:
     sid = (await agent.new_session(cwd=str(agent.config.home), mcp_servers=[])).session_id
     session, rng = agent.sessions[sid], random.Random(tokens)
-    access = SessionAccess(session)
+    access = SessionView(session)
     await fill(session, tokens, rng)
     compact = default_compact(threshold=10**12)  # never compacts: this measures the check itself
     started = time.perf_counter()

@@ -12,7 +12,7 @@
     ├── StoreError           the session store cannot be opened or reached (bad URL, server down, newer schema)
     │   ├── SessionBusy          another live crow process writes the session (store/protocol.py)
     │   ├── LeaseLost            another crow process took the session over (store/protocol.py)
-    │   └── NotJsonError         a value to store is not JSON (tracked.py; also a TypeError)
+    │   └── NotJsonError         a value to store is not JSON (plugin/blackboard.py; also a TypeError)
     ├── WireError            a JSON-RPC message cannot be handled, or the ACP peer went away
     │   └── ChildExited          `crow run`'s agent process ended before it answered (crow/run/child.py)
     ├── ToolError            a tool failure the model reads and can act on (bad path, missing match)

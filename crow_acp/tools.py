@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import Tool, ToolContext
 from .events import ToolKind, ToolResult, ToolView
+from .plugin.session import Tool, ToolContext
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$

@@ -19,8 +19,8 @@ from records import read_log
 
 from crow_acp import AcpAgent, MultiAgent
 from crow_acp.config import Config
-from crow_acp.core.tracked import NotJsonError
 from crow_acp.multi import Blackboard, MemberContext
+from crow_acp.plugin.blackboard import NotJsonError
 from crow_acp.testing import Reply
 
 pytestmark = pytest.mark.anyio

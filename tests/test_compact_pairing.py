@@ -17,9 +17,9 @@ from helpers import assert_strict_pairing, in_process
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.acp.updates import COMPACTED_MARKER, replay_updates
-from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
 from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
+from crow_acp.core.session_access import SessionView
 from crow_acp.history import EntryMeta, StoredMessage
 from crow_acp.testing import Reply, ScriptedModel
 from crow_compact import default_compact
@@ -141,7 +141,7 @@ async def check_sixty_histories(agent: AcpAgent, model: ScriptedModel, tmp_path:
         for entry in entries:
             session.record(entry.message, entry.meta)
         before_requests = len(model.requests)
-        outcome = await compact.compact(SessionAccess(session))
+        outcome = await compact.compact(SessionView(session))
         messages = session.messages()
         assert_strict_pairing(messages, in_flight_ok=True)
         if not outcome.compacted:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from crow_acp.acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
 from crow_acp.config import Config, ModelProfile
+from crow_acp.core.session_access import SessionView
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta, StoredMessage
 from crow_compact import default_compact
@@ -147,7 +147,7 @@ async def test_the_callback_counts_the_reported_usage_and_the_window_sets_the_de
     agent = AcpAgent(Config(home=tmp_path, models={"m": profile}, model="m"))
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
     session = agent.sessions[sid]
-    access = SessionAccess(session)
+    access = SessionView(session)
     session.record({"role": "user", "content": "hello"}, EntryMeta("prompt", blocks=[]))
     reply = session.record({"role": "assistant", "content": "hi there"})
     compact = default_compact(threshold=None)
@@ -167,7 +167,7 @@ async def test_small_sessions_count_by_characters_and_the_tokenizer_takes_over_p
     profile = ModelProfile(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="k", context_window=50_000)
     agent = AcpAgent(Config(home=tmp_path, models={"m": profile}, model="m"))
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-    session, access = agent.sessions[sid], SessionAccess(agent.sessions[sid])
+    session, access = agent.sessions[sid], SessionView(agent.sessions[sid])
     compact = default_compact(threshold=None)  # 40,000: the tokenizer takes over at 20,000
     session.record({"role": "user", "content": "hello"}, EntryMeta("prompt", blocks=[]))
     reply = session.record({"role": "assistant", "content": "hi there " * 50})

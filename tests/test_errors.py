@@ -52,9 +52,9 @@ def test_every_exception_crow_defines_derives_from_crow_error():
 def test_the_named_classes_sit_under_their_groups():
     from crow.exits import Exit
     from crow.run.child import ChildExited
-    from crow_acp.core.tracked import NotJsonError
     from crow_acp.editor.common import Stopped
     from crow_acp.mcp.host import ServerUnavailable
+    from crow_acp.plugin.blackboard import NotJsonError
     from crow_acp.store import LeaseLost, SessionBusy, StoreError
     from crow_acp.testing import ScriptError
     from crow_acp.web.run import TokenRequired

@@ -14,6 +14,7 @@ import pytest
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import load_config
+from crow_acp.core.session_access import SessionView
 from crow_acp.events import ActivityReported
 from crow_prompt import PromptTemplateError, default_prompt
 from crow_prompt.context import context_files, git_root, workspace_context
@@ -42,7 +43,7 @@ async def open_session(tmp_path: Path, cwd: Path, callbacks: CrowCallbacks | Non
     if agent._background:  # the held session/new events reach the observer once the response is out
         with anyio.fail_after(30):
             await asyncio.wait(set(agent._background))
-    return agent, SessionAccess(agent.sessions[sid]), events
+    return agent, SessionView(agent.sessions[sid]), events
 
 
 def system_prompt(session: SessionAccess) -> str:

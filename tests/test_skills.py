@@ -10,8 +10,8 @@ import pytest
 from skill_support import make_skill, user_turn
 
 from crow_acp.acp.agent import AcpAgent
-from crow_acp.api import SessionAccess
 from crow_acp.config import load_config
+from crow_acp.core.session_access import SessionView
 from crow_skills import default_skills, discover, load_skill, search_dirs
 from crow_skills.triggers import matching
 
@@ -202,7 +202,7 @@ async def test_skills_command_lists_sources_status_and_warnings(tmp_path, home):
     callbacks = default_skills(home=home)
     agent.set_callbacks(callbacks)
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-    session = SessionAccess(agent.sessions[sid])
+    session = SessionView(agent.sessions[sid])
     await user_turn(callbacks.pre_request[0].__self__, session, "please share")
 
     text = await agent.sessions[sid].commands["skills"].handler(session, "")

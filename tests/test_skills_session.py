@@ -12,6 +12,7 @@ from skill_support import make_skill, user_turn
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess, ToolContext
 from crow_acp.config import load_config
+from crow_acp.core.session_access import SessionView
 from crow_acp.events import ActivityReported
 from crow_skills import SkillsHook, default_skills
 
@@ -26,7 +27,7 @@ async def open_session(tmp_path: Path, hook_dir: Path, **options):
     for _ in range(5):
         await asyncio.sleep(0)
     hook: SkillsHook = callbacks.begin_session[0].__self__
-    return agent, SessionAccess(agent.sessions[sid]), hook, events
+    return agent, SessionView(agent.sessions[sid]), hook, events
 
 
 def skill_messages(session: SessionAccess) -> list[str]:
@@ -128,6 +129,6 @@ async def test_a_loaded_session_remembers_what_was_injected(tmp_path):
     callbacks = default_skills(skills)
     restarted.set_callbacks(callbacks)
     await restarted.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
-    loaded = SessionAccess(restarted.sessions[session.session_id])
+    loaded = SessionView(restarted.sessions[session.session_id])
     await user_turn(callbacks.pre_request[0].__self__, loaded, "git again")
     assert len(skill_messages(loaded)) == 1

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ..core.session import Session
-from ..core.session_access import SessionAccess
+from ..core.session_access import SessionView
 from ..history import EntryMeta, Handoff
 from ..util.secrets import redact, redact_json
 from .prompt_blocks import split_command, to_model_text
@@ -37,9 +37,9 @@ class SessionControl:
         """Whether the session is in memory here (created, loaded or resumed, and not closed)."""
         return session_id in self.sessions
 
-    def access(self, session_id: str) -> SessionAccess:
+    def access(self, session_id: str) -> SessionView:
         """The view a callback gets of the session: messages, context, side prompts, reports."""
-        return SessionAccess(self._session(session_id))
+        return SessionView(self._session(session_id))
 
     def in_turn(self, session_id: str) -> bool:
         """Whether a prompt (a turn or a slash command) is running in the session right now."""

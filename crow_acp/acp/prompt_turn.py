@@ -20,7 +20,7 @@ from ..core.hooks import run_hooks
 from ..core.loop import CANCELLED, run_turn
 from ..core.request import RequestChain
 from ..core.session import INTERRUPTED, Session, answer_open_calls
-from ..core.session_access import SessionAccess
+from ..core.session_access import SessionView
 from ..core.turn import Turn
 from ..errors import CommandError, CrowError
 from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
@@ -80,7 +80,7 @@ class PromptTurns(SessionControl):
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
         ended, message = ("error", str(error)) if error else (stop, None)
         name = command.name if command else None
-        await run_hooks(self.callbacks.end_turn, SessionAccess(session), "end_turn", stop_reason=ended, error=message, command=name)
+        await run_hooks(self.callbacks.end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name)
         stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
         await self._finish_turn(session, "" if command else text, stop, error)
         if error:
@@ -135,7 +135,7 @@ class PromptTurns(SessionControl):
 
     async def _run_command(self, session: Session, command: SlashCommand, text: str) -> str:
         try:
-            output = await command.handler(SessionAccess(session), split_command(text)[1])
+            output = await command.handler(SessionView(session), split_command(text)[1])
         except Exception as exc:  # a command is plugin code: its failure is the prompt's clear error
             log.exception("command /%s failed", command.name)
             raise CommandError(f"/{command.name} failed: {type(exc).__name__}: {exc}") from exc

@@ -19,7 +19,7 @@ from ..core.costs import shown_on_load
 from ..core.history_rules import repair_entries
 from ..core.hooks import run_hooks
 from ..core.session import INTERRUPTED, Session, answer_open_calls
-from ..core.session_access import SessionAccess
+from ..core.session_access import SessionView
 from ..history import StoredMessage
 from ..mcp.host import McpHost, server_specs
 from ..mcp.specs import check_servers
@@ -138,7 +138,7 @@ class SessionOpening(OptionHandlers):
             for command in offered:
                 session.commands[command.name] = command
         session.commands["mode"] = mode_command(self.options, self._session, lambda sid: self._options_changed(sid, mode=True))
-        await run_hooks(self.callbacks.begin_session, SessionAccess(session), "begin_session", loaded=loaded)
+        await run_hooks(self.callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
         await self._evict(keep=session.id)
 
     def _after_response(self, session_id: str) -> None:

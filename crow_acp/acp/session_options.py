@@ -33,7 +33,7 @@ from .session_pool import SessionLifecycle
 if TYPE_CHECKING:
     from ..config import Config
     from ..core.session import Session
-    from ..core.session_access import SessionAccess
+    from ..core.session_access import SessionView
     from ..model.profiles import Models
 
 MODE_OPTION = "mode"
@@ -139,7 +139,7 @@ Changed = Callable[[str], Awaitable[None]]
 def mode_command(options: SessionOptions, session_for: Callable[[str], Session], changed: Changed) -> SlashCommand:
     """`/mode [ask|accept_edits|plan|full_access]`: show or switch this session's permission mode."""
 
-    async def handler(access: SessionAccess, argument: str) -> str:
+    async def handler(access: SessionView, argument: str) -> str:
         session = session_for(access.session_id)
         wanted = argument.strip().lower().replace(" ", "_").replace("-", "_")
         listing = ", ".join(f"{m.id} ({m.name})" for m in MODES)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api import CrowCallbacks, EndReason
 from ..core.hooks import run_hooks
-from ..core.session_access import SessionAccess
+from ..core.session_access import SessionView
 
 if TYPE_CHECKING:
     from ..config import SessionsConfig
@@ -132,4 +132,4 @@ class SessionLifecycle:
 
 
 async def end_session(callbacks: CrowCallbacks, session: Session, reason: EndReason) -> None:
-    await run_hooks(callbacks.end_session, SessionAccess(session), "end_session", reason=reason)
+    await run_hooks(callbacks.end_session, SessionView(session), "end_session", reason=reason)

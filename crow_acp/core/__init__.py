@@ -6,14 +6,14 @@
     tool_gate.py      one tool call's path: before_tool steps (guards, permission), then after_tool
     hooks.py          how hook lists and user code are called (typed, checked when registered)
     session.py        a session's state and the edits that keep its history valid
-    session_access.py SessionAccess, the narrow view callbacks, tools and commands get
+    session_access.py SessionView: the SessionAccess (plugin/session.py) of a live session
     history_rules.py  what a model is sent satisfies the strictest provider
     draft.py          the reply being streamed, kept in the store as it grows
     reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
     costs.py          what a session has spent
-    tracked.py        the shared blackboard: a mapping whose every change is stored
+    images.py         images in the history: how one is checked; the images tools return
 
-May import: crow_acp.api, tools, events, history, errors, util, config, store, model, mcp.
+May import: crow_acp.api, plugin, tools, events, history, errors, util, config, store, model, mcp.
 Never acp, policy, editor, multi, server or web: they build on the core, and hand it what it
 needs (permission gates, request steps, tools) when they build a turn.
 """

@@ -42,7 +42,7 @@ from .hooks import run_hooks
 from .reply_caps import ReplyBudget, close_stream, over_cap
 from .request import RequestChain
 from .session import Session
-from .session_access import SessionAccess
+from .session_access import SessionView
 from .tool_gate import after_tool, before_tool, placeholder
 from .turn import MAX_NAME, PendingCall, Reply, Turn, check_new_calls, new_call_id
 
@@ -169,7 +169,7 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
 
 
 async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str], slots: anyio.Semaphore) -> None:
-    access = SessionAccess(turn.session)
+    access = SessionView(turn.session)
     info, ran = placeholder(call), False
     async with slots:
         try:
@@ -182,7 +182,7 @@ async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[
 
 
 async def _outcome(
-    turn: Turn, call: PendingCall, tool: Tool | None, access: SessionAccess
+    turn: Turn, call: PendingCall, tool: Tool | None, access: SessionView
 ) -> tuple[ToolCallInfo, ToolResult, bool]:
     """(the call as finally decided, its result, whether the tool ran)."""
     session = turn.session

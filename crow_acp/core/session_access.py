@@ -1,7 +1,7 @@
-"""SessionAccess: what a callback, a tool or a slash command may touch of a session.
+"""SessionView: crow's SessionAccess over a live session (session.py).
 
-Never the agent or the connection: messages, context, side prompts, compaction and reports to the
-editor. It wraps a Session (session.py); crow_acp.api and crow_acp export it.
+What each method promises is declared, with its docstring, in the seam it implements:
+crow_acp/plugin/session.py. Never the agent or the connection.
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from ..events import (
     UsageChanged,
 )
 from ..history import EntryMeta, StoredMessage
+from ..plugin.blackboard import SessionBlackboard, plain_json
+from ..plugin.session import SessionAccess, SlashCommand, Tool
 from ..util.text import clean_value
 from .session import compact_history
-from .tracked import SessionBlackboard, plain_json
 
 if TYPE_CHECKING:
-    from ..api import SlashCommand, Tool
     from .session import Session
 
 
 BLACKBOARD = "blackboard"
 _BOARDS: weakref.WeakKeyDictionary[Session, SessionBlackboard] = weakref.WeakKeyDictionary()
-"""One board per session, so every SessionAccess of it hands out the same object."""
+"""One board per session, so every SessionView of it hands out the same object."""
 
 
 def _board_of(session: weakref.ref[Session]) -> SessionBlackboard:
@@ -51,8 +51,8 @@ def _board_of(session: weakref.ref[Session]) -> SessionBlackboard:
     return SessionBlackboard(load, store)
 
 
-class SessionAccess:
-    """What a callback may touch: never the agent or the connection."""
+class SessionView(SessionAccess):
+    """A live session as a callback, a tool or a slash command sees it."""
 
     def __init__(self, session: Session) -> None:
         self._s = session

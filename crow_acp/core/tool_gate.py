@@ -24,7 +24,7 @@ from .hooks import call_returning, callback_name, report_failure
 
 if TYPE_CHECKING:
     from ..api import Tool, ToolContext
-    from .session_access import SessionAccess
+    from .session_access import SessionView
     from .turn import PendingCall, Turn
 
 
@@ -32,7 +32,7 @@ class PermissionPolicy:
     """Marks where the permission policy runs among the before_tool callbacks. Crow appends it when
     the list does not hold it; put `permission_policy` earlier to ask before some of your guards."""
 
-    async def __call__(self, session: SessionAccess, **_: Any) -> None:
+    async def __call__(self, session: SessionView, **_: Any) -> None:
         """Never called by the gate, which runs the policy itself where this marker stands."""
 
     def __repr__(self) -> str:
@@ -113,7 +113,7 @@ async def _permission(turn: Turn, call: PendingCall, tool: Tool, context: ToolCo
     return None
 
 
-async def after_tool(turn: Turn, session: SessionAccess, info: ToolCallInfo, result: ToolResult, ran: bool) -> ToolResult:
+async def after_tool(turn: Turn, session: SessionView, info: ToolCallInfo, result: ToolResult, ran: bool) -> ToolResult:
     """Run the after_tool callbacks; each may replace the result the next one (and the model) sees."""
     for callback in list(turn.callbacks.after_tool):
         outcome = await call_returning(callback, session, hook="after_tool", call=info, result=result, ran=ran)

@@ -17,7 +17,7 @@ from ..events import ToolResult, ToolView, Usage
 from ..util.text import clean_value
 from .request import RequestChain
 from .session import Session
-from .session_access import SessionAccess
+from .session_access import SessionView
 
 MAX_NAME = 256
 """Characters of a tool name kept from the stream (real ones have at most 64)."""
@@ -89,8 +89,8 @@ class Turn:
     """The steps that make each model request from the session (images, plan note, thinking level)."""
 
     @property
-    def access(self) -> SessionAccess:
-        return SessionAccess(self.session)
+    def access(self) -> SessionView:
+        return SessionView(self.session)
 
 
 def check_new_calls(calls: Iterable[PendingCall], earlier: Iterable[dict[str, Any]], fresh: Callable[[], str]) -> None:

@@ -10,7 +10,7 @@ member's session, so any one of them restores the board. Other keys stay private
 session: they hold per-session bookkeeping (skills injected, compaction counters) that must not leak.
 
 Values are shared, not copied: a change made inside a value is seen by every member at once. The
-"blackboard" key is a SessionBlackboard in every member (SessionAccess.blackboard, crow_acp/core/tracked.py):
+"blackboard" key is a SessionBlackboard in every member (SessionAccess.blackboard, crow_acp/plugin/blackboard.py):
 each change inside it sets the key again, so it is stored at once. Each member's store has its own
 queue, so a change marks the board `unflushed`, and the MultiAgent makes every member's writes
 durable before the editor's next update (Graph.flush).

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Union
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..core.tracked import TrackedDict
+from ..plugin.blackboard import TrackedDict
 from .blackboard import Blackboard
 
 if TYPE_CHECKING:
-    from ..core.session_access import SessionAccess
+    from ..plugin.session import SessionAccess
     from .agent import MultiAgent
     from .run import Run
 

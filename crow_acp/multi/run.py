@@ -20,8 +20,8 @@ from acp import RequestError
 from ..acp.agent import AcpAgent
 from ..acp.prompt_blocks import as_dicts, to_model_text
 from ..acp.updates import event_update
-from ..core.session_access import SessionAccess
 from ..events import ActivityReported, ToolStatus
+from ..plugin.session import SessionAccess
 from .graph import GRAPH_SESSIONS, Graph, Node
 
 Prompt = str | list[Any]

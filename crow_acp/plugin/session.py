@@ -1,0 +1,147 @@
+"""What a callback, a tool or a slash command gets: SessionAccess, and the Tool and SlashCommand it may add.
+
+Never the agent or the connection: messages, context, side prompts, compaction and reports to the
+editor. This is the declared seam; crow_acp.core.session_access.SessionView is crow's implementation
+(over a live session), and tests may bring their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..events import PlanEntry, ToolKind, ToolResult, ToolStatus, ToolView, Usage
+from ..history import StoredMessage
+from .blackboard import SessionBlackboard
+
+
+@runtime_checkable
+class SessionAccess(Protocol):
+    """What a callback may touch: never the agent or the connection."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def additional_directories(self) -> list[str]: ...
+    @property
+    def last_usage(self) -> Usage | None:
+        """Token counts the provider reported for the last model call."""
+    @property
+    def context_window(self) -> int: ...
+    @property
+    def compaction_requested(self) -> str | None:
+        """The focus text of a pending trigger_compaction() ("" without focus), or None."""
+    @property
+    def model_name(self) -> str:
+        """The model id the session's calls go to."""
+
+    # Read
+    def entries(self) -> Sequence[StoredMessage]:
+        """The live history (each entry's .message and .meta), without copying: for per-call checks
+        that must not cost O(history). Read-only; compaction replaces the list, so compare identity."""
+    def get_messages(self) -> list[dict[str, Any]]:
+        """Copies of the messages the next model call will see."""
+    def get_context(self, key: str, default: Any = None) -> Any:
+        """The value stored under `key`, else `default`. For "blackboard" it is the board itself (see
+        `blackboard`), also before anything was written, unless an explicit default is given."""
+    @property
+    def blackboard(self) -> SessionBlackboard:
+        """The session's blackboard (in a MultiAgent, shared by every member): a mapping of JSON values
+        that stores every change, nested ones included, before the editor's next update."""
+    @blackboard.setter
+    def blackboard(self, value: Any) -> None: ...
+    def get_summary(self) -> str:
+        """What the agent concluded: the text of the last assistant message of the latest turn.
+
+        Tool calls, tool output and reasoning are never part of it. If the last assistant message
+        has no text, the texts of the latest turn's assistant messages are joined instead.
+        """
+    def tool_names(self) -> list[str]: ...
+
+    # Write
+    def add_message(self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any) -> None:
+        """Append a message the next model call sees; it is persisted at once.
+
+        hidden: for the model only, never replayed to the editor (an injection). skill: the skill
+        whose text it is. Other keywords are the caller's own JSON-serializable metadata, stored with it.
+        """
+    def set_context(self, key: str, value: Any) -> None:
+        """Store a copy of a JSON value with the session; it survives restarts. NotJsonError (a TypeError)
+        says which part is not JSON, here, with the caller on the stack, not later in the store."""
+    def set_system_prompt(self, text: str) -> None:
+        """Replace the system message (the first message), or insert it."""
+    def add_tool(self, tool: Tool) -> None:
+        """Offer a tool to the model from the next call on (crow's own tools, load_skill, plans)."""
+    def add_command(self, command: SlashCommand) -> None:
+        """Offer a slash command to the editor; available_commands_update follows."""
+
+    # Control
+    async def prompt(self, text: str, *, history: bool = False, system: str | None = None) -> str:
+        """A side call to the model; the session history is left alone."""
+    def trigger_compaction(self, focus: str = "") -> None:
+        """Ask the compaction callback to compact at the next safe point."""
+    def take_compaction_request(self) -> str | None:
+        """For the compaction callback: the pending request's focus ("" without one), now cleared."""
+    def compact_messages(self, keep_last: int, summary: str) -> int:
+        """Replace all but the last `keep_last` messages (and the system message) with `summary`.
+
+        The cut moves back to the nearest user message, so an assistant tool call is never split
+        from its results. The old messages stay in the store for replay. Returns how many
+        messages were replaced (0 when there is nothing older than the kept tail).
+        """
+    async def report(
+        self, title: str, *, status: ToolStatus = "completed", kind: ToolKind = "other", text: str | None = None,
+        activity_id: str | None = None,
+    ) -> str:
+        """Show progress in the editor as a tool call; reuse the returned id to update it."""
+    async def report_usage(self, used: int) -> None:
+        """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
+    async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
+        """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
+    async def update_plan(self, entries: list[PlanEntry]) -> None:
+        """Show the whole current plan in the editor (an ACP `plan` update replaces the previous one)."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A command the editor offers after `/`; the handler runs instead of a model turn."""
+
+    name: str
+    description: str
+    handler: Callable[..., Awaitable[str | None]]
+    """`async def handler(session: SessionAccess, argument: str) -> str | None`; the text is shown."""
+    hint: str | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use: the session view, and the editor client when one is attached."""
+
+    session: SessionAccess
+    call_id: str
+    client: Any = None
+    """The ACP client connection (fs/*, terminal/*), or None when crow runs without an editor."""
+    client_capabilities: Any = None
+    write_targets: frozenset[str] | None = None
+    """The real paths the permission policy checked for this call's edits: a write tool writes only
+    those, so a symlink swapped in after the check cannot send it elsewhere (None: nothing checked)."""
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool
+    timeout: float | None
+    """Seconds the loop allows a call; None means the configured tool timeout."""
+
+    def view(self, arguments: dict[str, Any]) -> ToolView: ...
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
+
+    async def preview(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult | None:
+        """What a call would do, without doing it (None: nothing to show). Its content (a diff) goes
+        into the permission request; an error result ends the call before anyone is asked."""
