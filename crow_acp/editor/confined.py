@@ -19,7 +19,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from .paths import ToolError
+from ..errors import ToolError
 
 MAX_HOPS = 40
 """Symlinks followed while opening one path (the kernel's own limit)."""

@@ -1,6 +1,14 @@
 """`crow serve`: crow over the ACP SDK's Streamable HTTP and WebSocket transport, under uvicorn.
 
-    connection.py  one ACP connection per client, closing the SDK gaps (load streams, unstable methods)
-    app.py         the ASGI app: bearer token, limits, health, draining
-    run.py         uvicorn with a graceful SIGTERM: drain turns, answer every call, release leases
+    run.py             uvicorn with a graceful SIGTERM: drain turns, answer every call, release leases
+    app.py             the ASGI app: Host and Origin checks, bearer token, limits, health, draining
+    guard.py           which Host and Origin a request may carry (browsers and DNS rebinding refused)
+    token.py           the bearer token: from a file, or generated into one only its user can read
+    connection.py      one ACP connection per client, closing the SDK gaps (load streams, unstable methods)
+    client_servers.py  which stdio MCP servers a client may make the server start (none by default)
+    outbound.py, ws.py what goes back to a client, over HTTP streams and WebSockets
+    idle.py, reaper.py connections whose client is gone: leases rested, then closed
+    sockets.py         a header timeout, and a cap on sockets below the process's fd limit
+
+May import: crow_acp.acp, multi, store, config and everything below them, uvicorn and the ACP SDK.
 """

@@ -25,7 +25,7 @@ from acp.http.protocol import CONNECTION_ID_HEADER
 from ..store import SessionStore
 from .connection import CrowConnection, CrowServer
 from .guard import Gate
-from .idle import reap_forever
+from .reaper import reap_forever
 from .ws import serve_websocket
 
 log = logging.getLogger(__name__)
