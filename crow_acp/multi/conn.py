@@ -16,7 +16,7 @@ before the MultiAgent answers the editor's, and Zed drops updates for an unknown
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import text_block
 
@@ -27,17 +27,25 @@ from .run import handoff_title
 
 if TYPE_CHECKING:
     from ..history import StoredMessage
-    from .agent import MultiAgent
 
 ENTRY_ONLY = {
     "usage_update", "session_info_update", "available_commands_update", "current_mode_update", "config_option_update"
 }
 
 
+class GraphHost(Protocol):
+    """What a member's connection needs of its MultiAgent: the editor, and where a member's update goes."""
+
+    conn: Any
+
+    def graph_of(self, session_id: str | None) -> Graph | None: ...
+    async def deliver(self, name: str, session_id: str, update: Any) -> None: ...
+
+
 class MemberConnection:
     """The editor connection as one member agent sees it (outgoing calls only)."""
 
-    def __init__(self, multi: MultiAgent, name: str) -> None:
+    def __init__(self, multi: GraphHost, name: str) -> None:
         self._multi = multi
         self._name = name
 

@@ -11,7 +11,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 
@@ -21,10 +21,23 @@ from .blackboard import Blackboard
 
 if TYPE_CHECKING:
     from ..plugin.session import SessionAccess
-    from .agent import MultiAgent
-    from .run import Run
 
-Node = Union[AcpAgent, "MultiAgent"]
+class Composite(Protocol):
+    """A graph used as a node of another (a MultiAgent): its name, where it starts, who takes part.
+    How a run drives one is run.Drivable."""
+
+    name: str
+    entry: AcpAgent
+    members: list[AcpAgent]
+
+
+class Cancellable(Protocol):
+    """A graph session's run in progress, as the session sees it."""
+
+    def cancel(self) -> None: ...
+
+
+Node = AcpAgent | Composite
 """What a graph is built from, and what a bridge or a pattern hands over to."""
 GRAPH_SESSIONS = "graph_sessions"
 """Context key: {agent name: that agent's session id}, stored in every member session."""
@@ -114,7 +127,7 @@ class Graph:
     released: bool = False
     """False until the session/new|load response went out: updates are held until then."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    run: Run | None = None
+    run: Cancellable | None = None
     cancels: int = 0
     """session/cancel notifications so far; a prompt waiting for the lock compares it."""
     headed: set[tuple[str, Any]] = field(default_factory=set)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from acp import RequestError
@@ -22,7 +22,7 @@ from ..acp.prompt_blocks import as_dicts, to_model_text
 from ..acp.updates import event_update
 from ..events import ActivityReported, ToolStatus
 from ..plugin.session import SessionAccess
-from .graph import GRAPH_SESSIONS, Graph, Node
+from .graph import GRAPH_SESSIONS, Composite, Graph, Node
 
 Prompt = str | list[Any]
 """Text, or ACP content blocks (pydantic or dicts) as the editor sent them."""
@@ -68,6 +68,13 @@ class Outcome:
 Send = Callable[[Any], Awaitable[None]]
 
 
+@runtime_checkable
+class Drivable(Composite, Protocol):
+    """A graph a run can drive as one node (a MultiAgent inside another)."""
+
+    async def drive(self, run: Run, prompt: Prompt, source: str | None) -> Outcome: ...
+
+
 class Run:
     """The state of one prompt of a MultiAgent; drivers (patterns) steer the graph through it."""
 
@@ -96,8 +103,10 @@ class Run:
 
         The outcome covers every agent the target's bridges handed off to in the meantime.
         """
-        if not isinstance(target, AcpAgent):
+        if isinstance(target, Drivable):  # a graph inside this one runs in this run
             return await target.drive(self, prompt, source)
+        if not isinstance(target, AcpAgent):
+            raise TypeError(f"{target!r} is neither an agent nor a graph that a run can drive")
         if target.name not in self.graph.sessions:
             raise ValueError(f"{target.name!r} is not a member of this MultiAgent")
         sid = self.graph.sessions[target.name]
