@@ -131,8 +131,8 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
                           "stdout; pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
 
     config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
-    if spec is None:  # the default agent is built once initialize is answered (crow_acp/acp/lazy_agent.py)
-        from crow_acp.acp.lazy_agent import LazyAgent
+    if spec is None:  # the default agent is built once initialize is answered (crow_acp/server/lazy_agent.py)
+        from crow_acp.server.lazy_agent import LazyAgent
 
         configure_logging(config.log_dir, stderr=log_to_stderr)
         serve(LazyAgent(lambda: load_agent(None, config)), protocol_fd=protect_stdout())

@@ -9,7 +9,8 @@ import pytest
 
 from crow_acp.acp.updates import COMPACTED_MARKER, replay_updates
 from crow_acp.history import EntryMeta, Handoff, StoredMessage, ToolDisplay
-from crow_acp.store import SessionRecord, SqliteStore
+from crow_acp.store import SessionRecord
+from crow_acp.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.anyio
 

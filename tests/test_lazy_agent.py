@@ -9,7 +9,7 @@ from acp.agent.router import build_agent_router
 from helpers import crow_env, write_config
 
 from crow_acp.acp.agent import AcpAgent
-from crow_acp.acp.lazy_agent import LazyAgent
+from crow_acp.server.lazy_agent import LazyAgent
 
 
 def routed(agent: object) -> set[str]:

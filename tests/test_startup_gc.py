@@ -10,8 +10,8 @@ import pytest
 from helpers import TESTS, RecordingClient, crow_env, run_crow
 
 from crow_acp import AcpAgent
-from crow_acp.acp.lazy_agent import LazyAgent
 from crow_acp.server import startup_gc
+from crow_acp.server.lazy_agent import LazyAgent
 
 pytestmark = pytest.mark.anyio
 GC_AGENT = f"{TESTS / 'agents' / 'gc_agent.py'}:build"

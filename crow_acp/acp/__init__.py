@@ -9,7 +9,7 @@
     prompt_blocks.py, prompt_input.py, prompt_links.py   the editor's prompt as the user message
     mcp_live.py, mcp_prompts.py   MCP servers as the editor sees them; MCP prompts as slash commands
     updates.py, replay.py, connection.py   loop events and stored history as session/update
-    wire.py, schema.py, capabilities.py, lazy_agent.py   the stdio JSON-RPC wire and start-up
+    wire.py, schema.py, capabilities.py   the JSON-RPC wire, the SDK's schema, what initialize answers
     fork.py, leases.py, titles.py   session/fork, one writer per session, model-written titles
 
 May import: everything below it (policy, core, editor, mcp, model, store, config, util, and the

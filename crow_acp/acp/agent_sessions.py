@@ -7,9 +7,9 @@ is not open in this agent. AcpAgent inherits them; they live here so agent.py st
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 
@@ -20,8 +20,14 @@ from ..util.secrets import redact, redact_json
 from .prompt_blocks import split_command, to_model_text
 
 if TYPE_CHECKING:
-    from ..multi.blackboard import Blackboard
     from .leases import Leases
+
+
+
+class SharedBoard(Protocol):
+    """A graph's shared context (multi.blackboard.Blackboard), which a member session's context joins."""
+
+    def join(self, context: Mapping[str, Any], save: Callable[[], None]) -> dict[str, Any]: ...
 
 
 class SessionControl:
@@ -72,7 +78,7 @@ class SessionControl:
         if session_id in self.sessions:
             await self.leases.flushed(session_id)
 
-    def join_blackboard(self, session_id: str, board: Blackboard) -> None:
+    def join_blackboard(self, session_id: str, board: SharedBoard) -> None:
         """Make the session's context a member of `board`: its shared keys become the board's."""
         session = self._session(session_id)
         session.data["context"] = board.join(session.context, self._saver(session_id))

@@ -36,22 +36,9 @@ if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = [
-    "LeaseLost", "Owner", "PostgresStore", "SessionBusy", "SessionRecord", "SessionStore", "SqliteStore", "StoreError", "StoredMessage",
+    "LeaseLost", "Owner", "SessionBusy", "SessionRecord", "SessionStore", "StoreError", "StoredMessage",
     "open_store", "store_url",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """The backends load on first use: psycopg stays off `crow acp`'s start-up path."""
-    if name == "SqliteStore":
-        from .sqlite import SqliteStore
-
-        return SqliteStore
-    if name == "PostgresStore":
-        from .postgres import PostgresStore
-
-        return PostgresStore
-    raise AttributeError(f"module 'crow_acp.store' has no attribute {name!r}")
 
 
 def store_url(config: Config) -> str | None:

@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..server import startup_gc
+from ..acp.capabilities import initialize_response
 from ..util.imports import off_loop
-from .capabilities import initialize_response
+from . import startup_gc
 
 log = logging.getLogger(__name__)
 
