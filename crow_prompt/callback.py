@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from crow_acp.config import crow_home
 
-from . import context, facts
+from .context import CONTEXT_CAP, CONTEXT_FILES, Fingerprint, candidates, fingerprint, read_context
+from .facts import git_summary, os_name, shell_name
 from .render import DEFAULT_LABEL, PromptTemplateError, check, default_source, render
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class Basis:
     """What a system prompt was built from; a change in it means the prompt is stale."""
 
     compactions: int
-    files: context.Fingerprint
+    files: Fingerprint
     catalog: str
     tools: tuple[str, ...]
 
@@ -59,8 +60,8 @@ class PromptCallback:
         *,
         system_path: str | Path | None = None,
         home: str | Path | None = None,
-        context_files: tuple[str, ...] = context.CONTEXT_FILES,
-        context_cap: int = context.CONTEXT_CAP,
+        context_files: tuple[str, ...] = CONTEXT_FILES,
+        context_cap: int = CONTEXT_CAP,
     ) -> None:
         self.variables = dict(variables or {})
         self.known = {*BUILTIN_VARIABLES, *self.variables}
@@ -122,9 +123,9 @@ class PromptCallback:
         values: dict[str, Any] = {
             "cwd": str(cwd),
             "date": datetime.date.today().isoformat(),
-            "os": facts.os_name(),
-            "shell": facts.shell_name(),
-            "git": await facts.git_summary(cwd),
+            "os": os_name(),
+            "shell": shell_name(),
+            "git": await git_summary(cwd),
             "tools": session.tool_names(),
             "skills": session.get_context(CATALOG_KEY) or [],
             "workspace_context": await self._workspace_context(session),
@@ -137,7 +138,7 @@ class PromptCallback:
     async def _workspace_context(self, session: SessionAccess) -> str:
         """The context files' text; a file left out is shown to the user once per session, saying why."""
         roots = tuple(os.path.join(session.cwd, d) for d in session.additional_directories)
-        found = context.read_context(Path(session.cwd), self.context_files, self.context_cap, roots)
+        found = read_context(Path(session.cwd), self.context_files, self.context_cap, roots)
         shown = self._skipped.setdefault(session.session_id, set())
         if fresh := [line for line in found.skipped if line not in shown]:
             shown.update(fresh)
@@ -152,10 +153,10 @@ class PromptCallback:
         new = self._basis_now(session, files=None if step == 0 else old.files)
         return new != old
 
-    def _basis_now(self, session: SessionAccess, files: context.Fingerprint | None = None) -> Basis:
+    def _basis_now(self, session: SessionAccess, files: Fingerprint | None = None) -> Basis:
         if files is None:  # stat calls only before a new prompt, not before every model call
-            watched = context.candidates(Path(session.cwd), self.context_files)
-            files = context.fingerprint([*watched, *filter(None, [self._template_path()])])
+            watched = candidates(Path(session.cwd), self.context_files)
+            files = fingerprint([*watched, *filter(None, [self._template_path()])])
         catalog = json.dumps(session.get_context(CATALOG_KEY))  # a snapshot: get_context returns the live value
         return Basis(session.get_context("compactions", 0), files, catalog, tuple(session.tool_names()))
 
@@ -182,8 +183,8 @@ def default_prompt(
     *,
     system_path: str | Path | None = None,
     home: str | Path | None = None,
-    context_files: tuple[str, ...] = context.CONTEXT_FILES,
-    context_cap: int = context.CONTEXT_CAP,
+    context_files: tuple[str, ...] = CONTEXT_FILES,
+    context_cap: int = CONTEXT_CAP,
 ) -> PromptCallback:
     """The system prompt callback: put it in begin_session, and also in pre_request to keep it current.
 

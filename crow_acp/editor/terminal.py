@@ -22,9 +22,9 @@ from ..api import ToolContext
 from ..events import ToolResult
 from ..tools import FunctionTool
 from ..util.secrets import child_env, key_names
-from . import processes
 from .common import MAX_OUTPUT, client_can, guarded, int_arg, off_loop, truncate
 from .paths import ToolError, Workspace
+from .processes import start as start_guarded
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ async def show_live(capture: Capture, context: ToolContext) -> None:
 
 
 async def locally(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
-    guarded_process = await processes.start(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
+    guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
     process = guarded_process.process
     assert process.stdout is not None  # a pipe
     capture = Capture()

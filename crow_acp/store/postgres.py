@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from . import schema
 from .protocol import Owner, StoreError
+from .schema import CREATE_V2, VERSION, newer_than_known, statements
 from .sql import SqlStore, storable
 from .worker import Workers
 
@@ -75,16 +75,16 @@ class PostgresDb:
 
 def migrate(db: PostgresDb) -> None:
     db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
-    db.execute(schema.CREATE_V2[0])
+    db.execute(CREATE_V2[0])
     version = db.execute("SELECT MAX(version) FROM crow_schema").fetchone()[0] or 0
-    if version > schema.VERSION:
-        raise StoreError(schema.newer_than_known(version))
-    if version == schema.VERSION:
+    if version > VERSION:
+        raise StoreError(newer_than_known(version))
+    if version == VERSION:
         return
-    for statement in schema.statements("postgres", schema.CREATE_V2):
+    for statement in statements("postgres", CREATE_V2):
         db.execute(statement)
     db.execute("DELETE FROM crow_schema")
-    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (schema.VERSION,))
+    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (VERSION,))
 
 
 class PostgresStore(SqlStore):

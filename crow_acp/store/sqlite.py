@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import schema
 from .protocol import Owner, StoreError
+from .schema import CREATE_V2, V1_TO_V2, VERSION, newer_than_known, statements
 from .sql import SqlStore, storable
 from .worker import Workers
 
@@ -82,15 +82,15 @@ def migrate(db: SqliteDb) -> None:
         version = db.execute("SELECT MAX(version) FROM crow_schema").fetchone()[0] or 0
     else:
         version = 1 if "sessions" in tables else 0
-    if version > schema.VERSION:
-        raise StoreError(schema.newer_than_known(version))
-    if version == schema.VERSION:
+    if version > VERSION:
+        raise StoreError(newer_than_known(version))
+    if version == VERSION:
         return
-    steps = schema.CREATE_V2 if version == 0 else schema.V1_TO_V2
-    for statement in schema.statements("sqlite", steps):
+    steps = CREATE_V2 if version == 0 else V1_TO_V2
+    for statement in statements("sqlite", steps):
         db.execute(statement)
     db.execute("DELETE FROM crow_schema")
-    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (schema.VERSION,))
+    db.execute("INSERT INTO crow_schema (version) VALUES (?)", (VERSION,))
 
 
 class SqliteStore(SqlStore):
