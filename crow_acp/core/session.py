@@ -58,7 +58,8 @@ class Session:
 
     @property
     def context(self) -> dict[str, Any]:
-        return self.data.setdefault("context", {})
+        context: dict[str, Any] = self.data.setdefault("context", {})
+        return context
 
     def messages(self) -> list[dict[str, Any]]:
         return [entry.message for entry in self.history]

@@ -96,7 +96,8 @@ class SessionView(SessionAccess):
 
     def get_messages(self) -> list[dict[str, Any]]:
         """Copies of the messages the next model call will see."""
-        return json.loads(json.dumps(self._s.messages()))
+        copies: list[dict[str, Any]] = json.loads(json.dumps(self._s.messages()))
+        return copies
 
     def get_context(self, key: str, default: Any = None) -> Any:
         """The value stored under `key`, else `default`. For "blackboard" it is the board itself (see
@@ -131,10 +132,10 @@ class SessionView(SessionAccess):
         for message in reversed(self._s.messages()):
             if message["role"] == "user":
                 break
-            if message["role"] == "assistant" and message.get("content"):
-                turn.insert(0, message["content"])
+            if message["role"] == "assistant" and isinstance(content := message.get("content"), str) and content:
+                turn.insert(0, content)
                 if not message.get("tool_calls"):
-                    return message["content"]
+                    return content
         return "\n\n".join(turn)
 
     def tool_names(self) -> list[str]:

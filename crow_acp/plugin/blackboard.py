@@ -149,7 +149,8 @@ class TrackedDict(MutableMapping[str, Any]):
 
     def snapshot(self) -> dict[str, Any]:
         """A plain deep copy, for json.dumps or to keep as it stands."""
-        return plain_json(self.data, self._where)
+        copied: dict[str, Any] = plain_json(self.data, self._where)
+        return copied
 
     def __reduce__(self) -> Any:  # a copy or a pickle of a view is its plain data
         return dict, (self.snapshot(),)
@@ -221,7 +222,8 @@ class TrackedList(MutableSequence[Any]):
 
     def snapshot(self) -> list[Any]:
         """A plain deep copy, for json.dumps or to keep as it stands."""
-        return plain_json(self._data, self._where)
+        copied: list[Any] = plain_json(self._data, self._where)
+        return copied
 
     def __reduce__(self) -> Any:
         return list, (self.snapshot(),)
