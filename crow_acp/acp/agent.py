@@ -212,8 +212,8 @@ class AcpAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         self.leases.refuse_if_taken_over(session_id)
         session = await self.opener.live(session_id)
-        cancels = session.cancels  # a cancel from now on is meant for this prompt too
-        async with session.lock:
+        cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
+        async with session.control.lock:
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
             stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)

@@ -23,7 +23,7 @@ from ..core.session import Session
 from ..history import EntryMeta, Handoff
 from ..util.secrets import redact, redact_json
 from .prompt_blocks import split_command, to_model_text
-from .session_pool import SessionPool, busy, end_session
+from .session_pool import SessionPool, end_session
 
 if TYPE_CHECKING:
     from .leases import Leases
@@ -56,7 +56,7 @@ class OpenSessions:
         return session_id in self.by_id
 
     def in_turn(self, session_id: str) -> bool:
-        return self.get(session_id).lock.locked()
+        return self.get(session_id).control.lock.locked()
 
     def offers_command(self, session_id: str, text: str) -> bool:
         return split_command(text)[0] in self.get(session_id).commands
@@ -92,9 +92,7 @@ class OpenSessions:
     def cancel(self, session_id: str) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""
         if session := self.by_id.get(session_id):
-            session.cancels += 1
-            if session.scope:
-                session.scope.cancel()
+            session.control.cancel()
 
     async def release(self, session_id: str, reason: EndReason) -> None:
         """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
@@ -103,10 +101,10 @@ class OpenSessions:
             if reason == "closed":
                 self.pool.evicted.pop(session_id, None)  # closed while evicted: a prompt must not reopen it
             return
-        if reason == "evicted" and busy(session):
+        if reason == "evicted" and session.control.busy:
             return  # an eviction never cancels work: a prompt may have started since the victims were picked
         self.cancel(session_id)
-        async with session.lock:  # the cancelled turn has wound down and recorded its results
+        async with session.control.lock:  # the cancelled turn has wound down and recorded its results
             if self.by_id.get(session_id) is not session:
                 return  # released meanwhile by someone else
             self.by_id.pop(session_id)

@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from acp import RequestError
 
 from ..api import CrowCallbacks, SlashCommand
@@ -73,7 +72,7 @@ class TurnRunner:
         text = user_text(blocks)
         command = session.commands.get(split_command(text)[0])
         stop, error = "cancelled", None
-        if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
+        if not session.control.cancelled_since(cancels):  # not cancelled while it waited behind the turn before it
             if command is None:
                 await wait_for_servers(session)  # the first prompt waits for servers still starting
                 try:
@@ -93,7 +92,7 @@ class TurnRunner:
         ended, message = ("error", str(error)) if error else (stop, None)
         name = command.name if command else None
         await run_hooks(self._callbacks().end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name)
-        stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
+        stop = "cancelled" if session.control.cancelled_since(cancels) else stop  # also a cancel during end_turn work
         await self._finish_turn(session, "" if command else text, stop, error)
         if error:
             raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
@@ -101,20 +100,18 @@ class TurnRunner:
 
     async def _guarded(self, session: Session, cancels: int, work: Any) -> tuple[str, Exception | None]:
         """A turn or a slash command in the turn's cancel scope: (stop reason, the error that ended it)."""
-        if session.cancels != cancels:  # arrived while the user message was being recorded
+        if session.control.cancelled_since(cancels):  # arrived while the user message was being recorded
             return "cancelled", None
         try:
-            with anyio.CancelScope() as session.scope:
+            with session.control.cancellable() as scope:
                 stop = await work()
-            return ("cancelled" if session.scope.cancelled_caught else stop), None
+            return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
                 log.exception("turn failed")
             else:  # e.g. the model's final error after retries: crow.log keeps it for the user
                 log.error("turn failed: %s", exc)
             return "end_turn", exc
-        finally:
-            session.scope = None
 
     def _turn_for(self, session: Session) -> Turn:
         return Turn(

@@ -63,18 +63,13 @@ class SessionPool:
         """Idle sessions to evict now: the idle-too-long ones, then the oldest past max_open."""
         if self.pinned:
             return []
-        idle = [sid for sid in self.open if sid != keep and sid in sessions and not busy(sessions[sid])]
+        idle = [sid for sid in self.open if sid != keep and sid in sessions and not sessions[sid].control.busy]
         limit = self.config.idle_minutes
         now = time.monotonic()
         chosen = [sid for sid in idle if limit is not None and now - self.open[sid].used > limit * 60]
         excess = len(sessions) - len(chosen) - self.config.max_open
         chosen += [sid for sid in idle if sid not in chosen][: max(excess, 0)]
         return chosen
-
-
-def busy(session: Session) -> bool:
-    """In a turn, or about to start one: an eviction must not take it now."""
-    return session.lock.locked() or session.scope is not None
 
 
 async def end_session(callbacks: CrowCallbacks, session: Session, reason: EndReason) -> None:
