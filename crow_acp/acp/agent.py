@@ -72,19 +72,22 @@ class AcpAgent:
         # Taken over by another process, or opened by another agent of this one: either way, closed here.
         self.leases = Leases(lambda: self.store, self.close_session, self.close_session)
         self.outbox = Outbox(self.leases, store_opened=lambda: self._store is not None)
-        current_callbacks = lambda: self.callbacks  # noqa: E731  # set_callbacks may replace them later
-        self.open_sessions = OpenSessions(SessionPool(self.config.sessions), self.leases, current_callbacks)
+        self.open_sessions = OpenSessions(SessionPool(self.config.sessions), self.leases, self._current_callbacks)
         self.options = SessionOptions(self.models, self.config, self.open_sessions, self.editor)
         self.opener = SessionOpener(
-            config=self.config, models=self.models, store=lambda: self.store, callbacks=current_callbacks,
+            config=self.config, models=self.models, store=lambda: self.store, callbacks=self._current_callbacks,
             sessions=self.open_sessions, options=self.options, outbox=self.outbox, editor=self.editor, spawn=self._spawn,
         )  # fmt: skip
-        self.turns = TurnRunner(self.config, self.models, current_callbacks, self.outbox.emit, self._spawn)
+        self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
         callbacks.check()  # HookSignatureError names a callback whose keyword its list never passes
         self.callbacks = callbacks
+
+    def _current_callbacks(self) -> CrowCallbacks:
+        """What the collaborators call for the callbacks: set_callbacks may replace them after they are built."""
+        return self.callbacks
 
     def add_observer(self, observer: Observer) -> None:
         self.outbox.observers.append(observer)
