@@ -2,18 +2,20 @@
 
 A plain class, deliberately not a subclass of acp.Agent: the SDK routes only methods that exist,
 so anything crow does not implement answers "method not found" instead of a silent null.
-The handlers are here; what they call is in the classes AcpAgent inherits, one job each:
-PromptTurns (prompt_turn.py: one prompt's turn or slash command) and under it SessionControl
-(agent_sessions.py: open sessions driven from Python); SessionOpening (session_open.py: a session
-into memory and replayed), OptionHandlers under it (session_options.py: config options and
-modes), and SessionLifecycle under that (session_pool.py: eviction, close, end_session).
+The handlers are thin; the work is done by what the agent owns, each built here with what it needs:
+    open_sessions  OpenSessions (open_sessions.py): the open sessions, driven from Python, let go of
+    opener         SessionOpener (session_open.py): a session into memory, started, replayed
+    options        SessionOptions (session_options.py): model, mode and thinking level, and /mode
+    turns          TurnRunner (prompt_turn.py): one prompt's turn or slash command
+    outbox         Outbox (outbox.py): events to the observers, the editor's first
+and the leases (leases.py), the model profiles and the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
+from collections.abc import Coroutine
 from typing import Any
 
 from acp.schema import (
@@ -25,57 +27,70 @@ from acp.schema import (
     PromptResponse,
     ResumeSessionResponse,
     SessionInfo,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
 from ..api import CrowCallbacks
 from ..config import Config, load_config
-from ..core.hooks import call_user_code
 from ..core.session import Session
-from ..events import Event, Observer
+from ..core.session_access import SessionView
+from ..events import Observer
 from ..mcp.specs import check_servers
 from ..model.client import ModelClient
 from ..model.profiles import Models
-from ..store import SessionRecord, SessionStore, open_store
+from ..policy.modes import Mode
+from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .capabilities import initialize_response
+from .editor_link import EditorLink
 from .fork import copy_session
 from .leases import Leases
+from .open_sessions import OpenSessions, SharedBoard
+from .outbox import Outbox
 from .prompt_blocks import as_dicts
-from .prompt_turn import PromptTurns
-from .session_open import SessionOpening
-from .session_options import SessionOptions
-from .session_pool import SessionPool, end_session
+from .prompt_turn import TurnRunner
+from .session_open import SessionOpener
+from .session_options import MODE_OPTION, SessionOptions
+from .session_pool import SessionPool
 from .updates import AcpUpdates
 from .wire import check_directories
 
 
-class AcpAgent(PromptTurns, SessionOpening):
+class AcpAgent:
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
         self.name = name
         self.callbacks = CrowCallbacks()
-        self.observers: list[Observer] = []
-        self.sessions: dict[str, Session] = {}
-        self.conn: Any = None
-        self.client_capabilities: Any = None
+        self.editor = EditorLink()
         self._store = store
         self._owns_store = store is None
-        self.leases = Leases(lambda: self.store, self._lost, self.close_session)
-        self.models = Models(self.config)
-        self._held: dict[str, list[Event]] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._prewarmed = False
-        self.options = SessionOptions(self.models, self.config)
-        self.pool = SessionPool(self.config.sessions)
+        self.models = Models(self.config)
+        # Taken over by another process, or opened by another agent of this one: either way, closed here.
+        self.leases = Leases(lambda: self.store, self.close_session, self.close_session)
+        self.outbox = Outbox(self.leases, store_opened=lambda: self._store is not None)
+        self.open_sessions = OpenSessions(SessionPool(self.config.sessions), self.leases, self._current_callbacks)
+        self.options = SessionOptions(self.models, self.config, self.open_sessions, self.editor)
+        self.opener = SessionOpener(
+            config=self.config, models=self.models, store=lambda: self.store, callbacks=self._current_callbacks,
+            sessions=self.open_sessions, options=self.options, outbox=self.outbox, editor=self.editor, spawn=self._spawn,
+        )  # fmt: skip
+        self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
         callbacks.check()  # HookSignatureError names a callback whose keyword its list never passes
         self.callbacks = callbacks
 
+    def _current_callbacks(self) -> CrowCallbacks:
+        """What the collaborators call for the callbacks: set_callbacks may replace them after they are built."""
+        return self.callbacks
+
     def add_observer(self, observer: Observer) -> None:
-        self.observers.append(observer)
+        self.outbox.observers.append(observer)
 
     def use_store(self, store: SessionStore) -> None:
         """Keep sessions in `store`, shared with other agents (`crow serve`); before any session opens."""
@@ -93,13 +108,14 @@ class AcpAgent(PromptTurns, SessionOpening):
         """The default model's client (a session may have picked another profile)."""
         return self.models.client()
 
+    @property
+    def sessions(self) -> dict[str, Session]:
+        """The sessions open in this agent, by id."""
+        return self.open_sessions.by_id
+
     async def shutdown(self) -> None:
         """Close every session's MCP servers and the model client (the editor closed stdin)."""
-        sessions, self.sessions = list(self.sessions.values()), {}
-        await asyncio.gather(*(session.mcp.close() for session in sessions))
-        for session in sessions:
-            self.pool.forget(session.id)
-            await end_session(self.callbacks, session, "shutdown")
+        sessions = await self.open_sessions.release_all()
         for task in list(self._background):  # a title still being asked must not outlive the model client
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -118,45 +134,37 @@ class AcpAgent(PromptTurns, SessionOpening):
         else:
             await self._store.flush()
 
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
-        self.conn = conn
-        self.observers.insert(0, AcpUpdates(conn))
+        self.editor.conn = conn
+        self.outbox.observers.insert(0, AcpUpdates(conn))
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
-        self.client_capabilities = client_capabilities
+        self.editor.capabilities = client_capabilities
         return initialize_response(protocol_version)
 
     # ACP: sessions
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        check_directories(cwd, additional_directories)
-        check_servers(mcp_servers)
-        session_id = uuid.uuid4().hex
-        now = time.time()
-        data = {
-            "additional_directories": additional_directories or [],
-            "agent": self.name,
-            "mode": self.config.permissions.default_mode,
-        }
-        self.store.create(SessionRecord(session_id, cwd, None, now, now, data))
-        await self.leases.take(session_id)
-        self._held[session_id] = []  # nothing may reach the editor before the session/new response
-        await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
-        self._after_response(session_id)
+        session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name)
         return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
+        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
-        await self._reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
+        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def fork_session(
@@ -166,7 +174,7 @@ class AcpAgent(PromptTurns, SessionOpening):
         check_directories(cwd, additional_directories)
         check_servers(mcp_servers)
         fork_id = await copy_session(self.store, session_id, cwd, additional_directories)
-        await self._reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
+        await self.opener.reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
@@ -184,43 +192,97 @@ class AcpAgent(PromptTurns, SessionOpening):
 
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
-        await self._release(session_id, "closed")
+        await self.open_sessions.release(session_id, "closed")
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""
-        session = self.sessions.get(session_id)
-        if session:
-            session.cancels += 1
-            if session.scope:
-                session.scope.cancel()
+        self.open_sessions.cancel(session_id)
+
+    # ACP: config options and modes
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
+        """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
+        self.options.apply(await self.opener.live(session_id), config_id, value)
+        await self.options.changed(session_id, mode=config_id == MODE_OPTION)
+        return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
+        """The older mode API: the same modes as the "mode" config option."""
+        self.options.apply(await self.opener.live(session_id), MODE_OPTION, mode_id)
+        await self.options.changed(session_id, mode=True)
+        return SetSessionModeResponse()
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         self.leases.refuse_if_taken_over(session_id)
-        session = await self._live(session_id)
-        cancels = session.cancels  # a cancel from now on is meant for this prompt too
-        async with session.lock:
+        session = await self.opener.live(session_id)
+        cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
+        async with session.control.lock:
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
-            stop = await self.leases.durable(session, self._turn(session, as_dicts(prompt), cancels))
+            stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)
 
-    async def _lost(self, session_id: str) -> None:
-        """Another process took the session over (this one stalled past the lease): stop writing it."""
-        await self._release(session_id, "closed")
+    # Python: driving open sessions without an editor's requests (a MultiAgent, a bridge, an observer).
+    # Each raises RequestError.resource_not_found for a session not open here.
+    def is_open(self, session_id: str) -> bool:
+        """Whether the session is in memory here (created, loaded or resumed, and not closed)."""
+        return self.open_sessions.is_open(session_id)
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+    def access(self, session_id: str) -> SessionView:
+        """The view a callback gets of the session: messages, context, side prompts, reports."""
+        return SessionView(self.open_sessions.get(session_id))
 
-    async def _emit(self, event: Event) -> None:
-        if (held := self._held.get(event.session_id)) is not None:
-            held.append(event)
-            return
-        # What the editor is about to see is stored first (free when nothing is queued); nothing more
-        # of a session another process took over reaches it.
-        if self._store is not None and not await self.leases.flushed(event.session_id):
-            return
-        for observer in self.observers:
-            await call_user_code(observer, event)
+    def in_turn(self, session_id: str) -> bool:
+        """Whether a prompt (a turn or a slash command) is running in the session right now."""
+        return self.open_sessions.in_turn(session_id)
 
+    def offers_command(self, session_id: str, text: str) -> bool:
+        """Whether `text` is one of the session's slash commands, which run instead of a turn."""
+        return self.open_sessions.offers_command(session_id, text)
+
+    def record_prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
+        """Record a user prompt without running a turn (a pattern that gives the user's text to no agent)."""
+        self.open_sessions.record_prompt(session_id, blocks)
+
+    def mark_handoff(self, session_id: str, since: int, source: str | None) -> None:
+        """Tag the first prompt recorded after the first `since` entries as handed over by `source`,
+        so session/load replays it as the hand-off, not as the user speaking."""
+        self.open_sessions.mark_handoff(session_id, since, source)
+
+    def save_session(self, session_id: str) -> None:
+        """Write the session's data (context included) to the store now."""
+        self.open_sessions.get(session_id).save()
+
+    async def flush_session(self, session_id: str) -> None:
+        """Make the session's writes so far durable (a write another member made to a shared blackboard)."""
+        await self.open_sessions.flush(session_id)
+
+    def join_blackboard(self, session_id: str, board: SharedBoard) -> None:
+        """Make the session's context a member of `board`: its shared keys become the board's."""
+        self.open_sessions.join_blackboard(session_id, board)
+
+    async def title_session(self, session_id: str, text: str) -> None:
+        """Name the session after `text` unless it has a title, then let the model write a better one
+        in the background, as after a first turn (a MultiAgent whose driver never gives the entry the
+        user's text calls this)."""
+        await self.turns.name(self.open_sessions.get(session_id), text)
+
+    def keep_sessions_open(self) -> None:
+        """Never evict this agent's sessions: a MultiAgent's members are closed with their graph, since
+        its run reaches into member sessions between prompts."""
+        self.open_sessions.pool.pinned = True
+
+    def mode_of(self, session_id: str) -> Mode:
+        """The session's permission mode."""
+        return self.options.mode_of(self.open_sessions.get(session_id))
+
+    def set_mode(self, session_id: str, mode: Mode) -> None:
+        """Set the session's mode without telling the editor (a MultiAgent's other members follow the entry)."""
+        self.options.apply(self.open_sessions.get(session_id), MODE_OPTION, mode)
+
+    def config_options(self, session_id: str) -> list[Any]:
+        """The session's config options for the editor (session_options.py)."""
+        return self.options.build(self.sessions[session_id])
+
+    def _modes(self, session_id: str) -> SessionModeState:
+        """The session's modes, for editors of the older mode API."""
+        return self.options.mode.state(self.sessions[session_id])

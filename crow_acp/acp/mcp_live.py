@@ -10,8 +10,6 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from ..events import ActivityReported, CommandsChanged
 from .mcp_prompts import prompt_commands
 
@@ -57,12 +55,9 @@ async def wait_for_servers(session: Session) -> None:
     step = f"mcp-connect-{uuid.uuid4().hex[:8]}"
     names = ", ".join(server.spec.name for server in waiting)
     await session.emit(ActivityReported(session.id, step, CONNECTING, "in_progress", "other", f"Waiting for {names}"))
-    try:
-        with anyio.CancelScope() as session.scope:  # session/cancel stops the wait
-            await session.mcp.wait_connecting()
-        cancelled = session.scope.cancelled_caught
-    finally:
-        session.scope = None
+    with session.control.cancellable() as scope:  # session/cancel stops the wait
+        await session.mcp.wait_connecting()
+    cancelled = scope.cancelled_caught
     ready = [server.spec.name for server in waiting if server.status == "ready"]
     status: Any = "completed" if len(ready) == len(waiting) else "failed"
     summary = f"Ready: {', '.join(ready) or 'none'}" + (f" (of {names})" if status == "failed" else "")

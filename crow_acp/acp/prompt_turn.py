@@ -1,18 +1,17 @@
 """What one session/prompt does once it holds the session: a model turn or a slash command, under
 one cancel scope and one error handler, then end_turn and the editor's last updates.
 
-AcpAgent inherits PromptTurns; its `prompt` handler (agent.py) serializes prompts per session and
-calls `_turn`.
+AcpAgent owns a TurnRunner; its `prompt` handler (agent.py) serializes prompts per session and
+calls `run`, which calls the loop (core/loop.py `run_turn`).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from acp import RequestError
 
 from ..api import CrowCallbacks, SlashCommand
@@ -29,7 +28,6 @@ from ..policy.modes import plan_note
 from ..policy.permissions import Permissions
 from ..util.secrets import redact_json
 from . import thinking
-from .agent_sessions import SessionControl
 from .mcp_live import report_failures, wait_for_servers
 from .prompt_blocks import split_command, user_text
 from .prompt_images import hide_images
@@ -45,23 +43,36 @@ REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))
 """What the default agent adds to every model request, in order (core/request.py adds the strict history)."""
 
 
-class PromptTurns(SessionControl):
-    """Inherits SessionControl: title_session is one of the methods that drive an open session."""
+Spawn = Callable[[Coroutine[Any, Any, Any]], None]
+"""Runs work in the background, beside the turn (the agent keeps the task and cancels it on shutdown)."""
 
-    model_titles: bool = True
-    """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
-    members whose sessions the editor never sees: the graph's title is the entry's."""
-    config: Config
-    callbacks: CrowCallbacks
-    models: Models
-    _emit: Callable[[Event], Awaitable[None]]
-    _spawn: Callable[[Any], None]
 
-    async def _turn(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
+class TurnRunner:
+    def __init__(
+        self,
+        config: Config,
+        models: Models,
+        callbacks: Callable[[], CrowCallbacks],
+        emit: Callable[[Event], Awaitable[None]],
+        spawn: Spawn,
+    ) -> None:
+        self.config = config
+        self.models = models
+        self._callbacks = callbacks
+        """The agent's callbacks as they are now (set_callbacks may replace them after this is built)."""
+        self._emit = emit
+        self._spawn = spawn
+        self.model_titles = True
+        """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
+        members whose sessions the editor never sees: the graph's title is the entry's."""
+
+    async def run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
+        """One prompt, in a session whose lock the caller holds: its stop reason, or the RequestError
+        the editor gets."""
         text = user_text(blocks)
         command = session.commands.get(split_command(text)[0])
         stop, error = "cancelled", None
-        if session.cancels == cancels:  # not cancelled while it waited behind the turn before it
+        if not session.control.cancelled_since(cancels):  # not cancelled while it waited behind the turn before it
             if command is None:
                 await wait_for_servers(session)  # the first prompt waits for servers still starting
                 try:
@@ -80,8 +91,8 @@ class PromptTurns(SessionControl):
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
         ended, message = ("error", str(error)) if error else (stop, None)
         name = command.name if command else None
-        await run_hooks(self.callbacks.end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name)
-        stop = "cancelled" if session.cancels != cancels else stop  # also a cancel during end_turn work
+        await run_hooks(self._callbacks().end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name)
+        stop = "cancelled" if session.control.cancelled_since(cancels) else stop  # also a cancel during end_turn work
         await self._finish_turn(session, "" if command else text, stop, error)
         if error:
             raise RequestError(-32603, str(error) if isinstance(error, CrowError) else f"Internal error: {error!r}")
@@ -89,25 +100,23 @@ class PromptTurns(SessionControl):
 
     async def _guarded(self, session: Session, cancels: int, work: Any) -> tuple[str, Exception | None]:
         """A turn or a slash command in the turn's cancel scope: (stop reason, the error that ended it)."""
-        if session.cancels != cancels:  # arrived while the user message was being recorded
+        if session.control.cancelled_since(cancels):  # arrived while the user message was being recorded
             return "cancelled", None
         try:
-            with anyio.CancelScope() as session.scope:
+            with session.control.cancellable() as scope:
                 stop = await work()
-            return ("cancelled" if session.scope.cancelled_caught else stop), None
+            return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
                 log.exception("turn failed")
             else:  # e.g. the model's final error after retries: crow.log keeps it for the user
                 log.error("turn failed: %s", exc)
             return "end_turn", exc
-        finally:
-            session.scope = None
 
     def _turn_for(self, session: Session) -> Turn:
         return Turn(
             session,
-            self.callbacks,
+            self._callbacks(),
             Permissions(self.config.permissions),
             max_steps=self.config.max_steps,
             tool_timeout=self.config.timeouts.mcp_call + 5,
@@ -119,15 +128,11 @@ class PromptTurns(SessionControl):
         if error:
             await self._emit(ErrorOccurred(session.id, str(error), error))
         await self._emit(TurnFinished(session.id, stop))
-        await self._name(session, text)
+        await self.name(session, text)
 
-    async def title_session(self, session_id: str, text: str) -> None:
+    async def name(self, session: Session, text: str) -> None:
         """Name the session after `text` unless it has a title, then let the model write a better one
-        in the background, as after a first turn (a MultiAgent whose driver never gives the entry the
-        user's text calls this)."""
-        await self._name(self._session(session_id), text)
-
-    async def _name(self, session: Session, text: str) -> None:
+        in the background."""
         if title := session.take_title(text):
             await self._emit(TitleChanged(session.id, title))
             if self.config.titles.enabled and self.model_titles:  # a better one from the model, in the background

@@ -2,14 +2,16 @@
 its MCP servers started, its commands offered and begin_session run; on session/load, its history
 replayed to the editor; after the response, what was held back sent.
 
-AcpAgent inherits SessionOpening; session/new, load, resume and fork (agent.py) call it.
+AcpAgent owns a SessionOpener; session/new, load, resume and fork (agent.py) call it, and so does
+a prompt for a session evicted meanwhile (`live`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+import time
+import uuid
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
@@ -25,105 +27,135 @@ from ..mcp.host import McpHost, server_specs
 from ..mcp.specs import check_servers
 from ..model.client import prewarm
 from ..policy.remembered import bind_to_roots
+from ..store import SessionRecord
 from ..util.imports import off_loop
 from ..util.text import clean_meta, clean_text, repair
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
-from .replay import OneByOne, UpdateSink
-from .session_options import OptionHandlers, mode_command
 from .session_pool import Opening
 from .updates import commands_update, replay_updates
 from .wire import check_directories
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..events import Event
     from ..model.profiles import Models
-    from ..store import SessionRecord, SessionStore
-    from .leases import Leases
+    from ..store import SessionStore
+    from .editor_link import EditorLink
+    from .open_sessions import OpenSessions
+    from .outbox import Outbox
+    from .prompt_turn import Spawn
+    from .session_options import SessionOptions
 
 
-class SessionOpening(OptionHandlers):
-    """Opening offers the /mode command (OptionHandlers) and evicts idle sessions (SessionLifecycle)."""
+class SessionOpener:
+    def __init__(
+        self,
+        *,
+        config: Config,
+        models: Models,
+        store: Callable[[], SessionStore],
+        callbacks: Callable[[], CrowCallbacks],
+        sessions: OpenSessions,
+        options: SessionOptions,
+        outbox: Outbox,
+        editor: EditorLink,
+        spawn: Spawn,
+    ) -> None:
+        self.config = config
+        self.models = models
+        self._store = store
+        """The agent's store, opened when first needed (or the one `use_store` gave it)."""
+        self._callbacks = callbacks
+        """The agent's callbacks as they are now (set_callbacks may replace them after this is built)."""
+        self.sessions = sessions
+        self.options = options
+        self.outbox = outbox
+        self.editor = editor
+        self._spawn = spawn
+        self._prewarmed = False
 
-    config: Config
-    callbacks: CrowCallbacks
-    models: Models
-    leases: Leases
-    sessions: dict[str, Session]
-    conn: Any
-    update_sink: UpdateSink | None = None
-    """Where a load's replay goes; None: through `conn`, one update at a time (crow serve sets its own)."""
-    client_capabilities: Any
-    _held: dict[str, list[Event]]
-    _prewarmed: bool
-    _emit: Callable[[Event], Awaitable[None]]
-    _spawn: Callable[[Any], None]
-    _session: Callable[[str], Session]
-    close_session: Callable[..., Awaitable[None]]
+    async def new(self, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, agent: str) -> str:
+        """A new session, stored, leased and started; its id."""
+        check_directories(cwd, directories)
+        check_servers(mcp_servers)
+        session_id = uuid.uuid4().hex
+        now = time.time()
+        data = {"additional_directories": directories or [], "agent": agent, "mode": self.config.permissions.default_mode}
+        self._store().create(SessionRecord(session_id, cwd, None, now, now, data))
+        await self.sessions.leases.take(session_id)
+        self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
+        await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
+        self.after_response(session_id)
+        return session_id
 
-    @property
-    @abstractmethod
-    def store(self) -> SessionStore:
-        """The agent's session store (AcpAgent.store)."""
+    async def live(self, session_id: str) -> Session:
+        """The session in memory; one evicted for room is opened again, as it was."""
+        pool = self.sessions.pool
+        if not self.sessions.is_open(session_id) and (opening := pool.evicted.get(session_id)):
+            await self.reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
+        pool.touch(session_id)
+        if pool.config.idle_minutes is not None:  # the idle ones go in the background, not before this prompt
+            self._spawn(self.sessions.evict(keep=session_id))
+        return self.sessions.get(session_id)
 
     async def _stored_entries(self, session_id: str) -> list[StoredMessage]:
-        if session_id in self.sessions:  # open here: cancel its turn and let it record, then read
-            await self.close_session(session_id)
-        record = await self.store.get(session_id)
+        if self.sessions.is_open(session_id):  # open here: cancel its turn and let it record, then read
+            await self.sessions.release(session_id, "closed")
+        record = await self._store().get(session_id)
         if record is None:
             raise RequestError.resource_not_found(session_id)
-        await self.leases.take(session_id)
-        return _repair_stored(self.store, record, await self.store.load(session_id))
+        await self.sessions.leases.take(session_id)
+        return _repair_stored(self._store(), record, await self._store().load(session_id))
 
-    async def _reopen(
+    async def reopen(
         self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
     ) -> None:
         """A stored session back in memory and started; on load, its history replayed to the editor."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
         entries = await self._stored_entries(session_id)
-        self._held[session_id] = []  # callbacks' reports follow the replay and the response, as on session/new
+        self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
         stored = {entry.row_id for entry in entries}
         shown = [*entries, *(e for e in session.history if e.row_id not in stored and e.row_id is not None)] if replay else []
         # Replay while the MCP servers start: both take a while, and neither needs the other.
         await asyncio.gather(self._replay(session_id, shown), self._start(session, mcp_servers, loaded=True))
-        self._after_response(session_id)
+        self.after_response(session_id)
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
-        if self.conn:
-            await (self.update_sink or OneByOne(self.conn)).send_updates(session_id, replay_updates(entries))
+        if (sink := self.editor.replay_sink()) is not None:
+            await sink.send_updates(session_id, replay_updates(entries))
 
     async def _restore(
         self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None
     ) -> Session:
         """The session object with its stored history (valid for the model again), not yet started."""
-        if session_id in self.sessions:  # loaded again while open: finish with the live one first
-            await self.close_session(session_id)
-        record = await self.store.get(session_id)
+        if self.sessions.is_open(session_id):  # loaded again while open: finish with the live one first
+            await self.sessions.release(session_id, "closed")
+        store = self._store()
+        record = await store.get(session_id)
         assert record is not None
         if directories is not None:  # the editor's roots now, over the ones stored
             record.data["additional_directories"] = directories
-            self.store.update(session_id, data=record.data)
+            store.update(session_id, data=record.data)
         timeouts = self.config.timeouts
         session = Session(
             id=session_id,
             cwd=cwd,
-            store=self.store,
+            store=store,
             model=self.models.client(record.data.get("model")),
-            emit=self._emit,
+            emit=self.outbox.emit,
             mcp=McpHost(cwd=cwd, connect_timeout=timeouts.mcp_connect, call_timeout=timeouts.mcp_call),
             additional_directories=record.data.get("additional_directories", []),
             data=record.data,
             title=record.title,
-            client=self.conn,
-            client_capabilities=self.client_capabilities,
+            client=self.editor.conn,
+            client_capabilities=self.editor.capabilities,
             last_row=max((entry.row_id or 0 for entry in entries), default=0),
         )
         repair_history(session, [e for e in entries if e.active])
-        self.sessions[session_id] = session
+        self.sessions.add(session)
         return session
 
     async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
@@ -132,34 +164,35 @@ class SessionOpening(OptionHandlers):
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go
-        self.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
-        for callback in self.callbacks.all():
+        self.sessions.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
+        callbacks = self._callbacks()
+        for callback in callbacks.all():
             offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()
             for command in offered:
                 session.commands[command.name] = command
-        session.commands["mode"] = mode_command(self.options, self._session, lambda sid: self._options_changed(sid, mode=True))
-        await run_hooks(self.callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
-        await self._evict(keep=session.id)
+        session.commands["mode"] = self.options.mode_command()
+        await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
+        await self.sessions.evict(keep=session.id)
 
-    def _after_response(self, session_id: str) -> None:
+    def after_response(self, session_id: str) -> None:
         """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
         self._spawn(self._announce(session_id))
-        if not self._prewarmed and (session := self.sessions.get(session_id)):
+        if not self._prewarmed and (session := self.sessions.by_id.get(session_id)):
             self._prewarmed = True
             self._spawn(off_loop(prewarm, session.model))  # while the user types
 
     async def _announce(self, session_id: str) -> None:
-        held = self._held.pop(session_id, [])
-        session = self.sessions.get(session_id)
+        held = self.outbox.stop_holding(session_id)
+        session = self.sessions.by_id.get(session_id)
         if session is None:
             return
         for event in held:
-            await self._emit(event)
+            await self.outbox.emit(event)
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
-            await self._emit(usage)
+            await self.outbox.emit(usage)
         await report_failures(session)
-        if self.conn and (commands := all_commands(session)):
-            await self.conn.session_update(session_id=session_id, update=commands_update(commands))
+        if self.editor.conn and (commands := all_commands(session)):
+            await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
 
 
 def repair_history(session: Session, entries: list[StoredMessage]) -> None:

@@ -10,7 +10,6 @@ session/set_mode, current_mode_update), for clients that know only that one.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
@@ -21,22 +20,22 @@ from acp.schema import (
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
 )
 
 from ..api import SlashCommand
 from ..policy.modes import MODE_IDS, MODES, Mode, current_mode, set_mode
 from . import thinking
-from .session_pool import SessionLifecycle
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..core.session import Session
     from ..core.session_access import SessionView
     from ..model.profiles import Models
+    from .editor_link import EditorLink
+    from .open_sessions import OpenSessions
 
 MODE_OPTION = "mode"
+MODE_HINT = "ask | accept_edits | plan | full_access"
 
 
 class SessionOption(Protocol):
@@ -108,11 +107,13 @@ class ThinkingOption:
 
 
 class SessionOptions:
-    """Every config option a session offers, in the order the editor shows them."""
+    """Every config option a session offers, in the order the editor shows them; changes acknowledged."""
 
-    def __init__(self, models: Models, config: Config) -> None:
+    def __init__(self, models: Models, config: Config, sessions: OpenSessions, editor: EditorLink) -> None:
         self.mode = ModeOption(config.permissions.default_mode)
         self.options: list[SessionOption] = [ModelOption(models), self.mode, ThinkingOption()]
+        self._sessions = sessions
+        self._editor = editor
 
     def build(self, session: Session) -> list[Any]:
         return [built for option in self.options for built in option.build(session)]
@@ -123,6 +124,31 @@ class SessionOptions:
             raise RequestError.invalid_params({"configId": config_id, "known": [o.id for o in self.options]})
         option.apply(session, value)
 
+    def mode_of(self, session: Session) -> Mode:
+        return current_mode(session, self.mode.default)
+
+    async def changed(self, session_id: str, *, mode: bool) -> None:
+        """Tell the editor the session's options now (and its mode, for clients of the older API)."""
+        if self._editor.conn and (session := self._sessions.by_id.get(session_id)):
+            for update in options_updates(self.build(session), self.mode.state(session) if mode else None):
+                await self._editor.conn.session_update(session_id=session_id, update=update)
+
+    def mode_command(self) -> SlashCommand:
+        """`/mode [ask|accept_edits|plan|full_access]`: show or switch this session's permission mode."""
+        return SlashCommand("mode", "Show or switch the permission mode", self._mode_command, hint=MODE_HINT)
+
+    async def _mode_command(self, access: SessionView, argument: str) -> str:
+        session = self._sessions.get(access.session_id)
+        wanted = argument.strip().lower().replace(" ", "_").replace("-", "_")
+        listing = ", ".join(f"{m.id} ({m.name})" for m in MODES)
+        if not wanted:
+            return f"Mode: {self.mode_of(session)}. Modes: {listing}."
+        if wanted not in MODE_IDS:
+            return f"Unknown mode {argument.strip()!r}. Modes: {listing}."
+        self.mode.apply(session, wanted)
+        await self.changed(session.id, mode=True)
+        return f"Mode: {wanted}."
+
 
 def options_updates(options: list[Any], modes: SessionModeState | None) -> list[Any]:
     """How a change is acknowledged: config_option_update, and current_mode_update for older clients."""
@@ -130,67 +156,3 @@ def options_updates(options: list[Any], modes: SessionModeState | None) -> list[
     if modes is not None:
         updates.append(CurrentModeUpdate(session_update="current_mode_update", current_mode_id=modes.current_mode_id))
     return updates
-
-
-Changed = Callable[[str], Awaitable[None]]
-"""Called with the session id after /mode changed its mode: the agent tells the editor."""
-
-
-def mode_command(options: SessionOptions, session_for: Callable[[str], Session], changed: Changed) -> SlashCommand:
-    """`/mode [ask|accept_edits|plan|full_access]`: show or switch this session's permission mode."""
-
-    async def handler(access: SessionView, argument: str) -> str:
-        session = session_for(access.session_id)
-        wanted = argument.strip().lower().replace(" ", "_").replace("-", "_")
-        listing = ", ".join(f"{m.id} ({m.name})" for m in MODES)
-        if not wanted:
-            return f"Mode: {current_mode(session, options.mode.default)}. Modes: {listing}."
-        if wanted not in MODE_IDS:
-            return f"Unknown mode {argument.strip()!r}. Modes: {listing}."
-        options.mode.apply(session, wanted)
-        await changed(session.id)
-        return f"Mode: {wanted}."
-
-    return SlashCommand("mode", "Show or switch the permission mode", handler, hint="ask | accept_edits | plan | full_access")
-
-
-class OptionHandlers(SessionLifecycle):
-    """The ACP handlers for a session's config options and modes (AcpAgent inherits them); an evicted
-    session is opened again first (SessionLifecycle._live)."""
-
-    options: SessionOptions
-    conn: Any
-
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
-        """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
-        session = await self._live(session_id)
-        self.options.apply(session, config_id, value)
-        await self._options_changed(session_id, mode=config_id == MODE_OPTION)
-        return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
-
-    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
-        """The older mode API: the same modes as the "mode" config option."""
-        self.options.apply(await self._live(session_id), MODE_OPTION, mode_id)
-        await self._options_changed(session_id, mode=True)
-        return SetSessionModeResponse()
-
-    def mode_of(self, session_id: str) -> Mode:
-        """The session's permission mode."""
-        return current_mode(self._session(session_id), self.options.mode.default)
-
-    def set_mode(self, session_id: str, mode: Mode) -> None:
-        """Set the session's mode without telling the editor (a MultiAgent's other members follow the entry)."""
-        self.options.apply(self._session(session_id), MODE_OPTION, mode)
-
-    def config_options(self, session_id: str) -> list[Any]:
-        """The session's config options for the editor (session_options.py)."""
-        return self.options.build(self.sessions[session_id])
-
-    def _modes(self, session_id: str) -> Any:
-        return self.options.mode.state(self.sessions[session_id])
-
-    async def _options_changed(self, session_id: str, *, mode: bool) -> None:
-        if self.conn and session_id in self.sessions:
-            current = self.sessions[session_id]
-            for update in options_updates(self.options.build(current), self._modes(session_id) if mode else None):
-                await self.conn.session_update(session_id=session_id, update=update)

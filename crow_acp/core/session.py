@@ -5,9 +5,12 @@ What callbacks get of it is SessionAccess (session_access.py), a narrow view."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..api import SlashCommand, Tool
 from ..events import Event, Usage
@@ -18,8 +21,6 @@ from ..util.secrets import redact
 from ..util.text import clean_meta, repair
 
 if TYPE_CHECKING:
-    import anyio
-
     from ..model.client import ModelClient
 
 SUMMARY_PREFIX = "This conversation was compacted. A summary of the earlier part follows.\n\n"
@@ -29,32 +30,69 @@ INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 
 @dataclass(eq=False)
+class TurnControl:
+    """One prompt at a time per session, and how session/cancel reaches it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held by the running prompt (a turn or a slash command); the next one waits on it."""
+    scope: anyio.CancelScope | None = None
+    """The cancel scope of the work running now (a turn, or the wait for MCP servers)."""
+    cancels: int = 0
+    """How many session/cancel notifications arrived: a prompt that waited compares it to the count
+    when it arrived, so a cancel also stops the prompts already queued behind the turn."""
+
+    def cancel(self) -> None:
+        self.cancels += 1
+        if self.scope:
+            self.scope.cancel()
+
+    def cancelled_since(self, cancels: int) -> bool:
+        return self.cancels != cancels
+
+    @property
+    def busy(self) -> bool:
+        """In a prompt, or in the cancellable part of one."""
+        return self.lock.locked() or self.scope is not None
+
+    @contextmanager
+    def cancellable(self) -> Iterator[anyio.CancelScope]:
+        """Run the body in the scope `cancel` reaches; `.cancelled_caught` tells whether it did."""
+        try:
+            with anyio.CancelScope() as self.scope:
+                yield self.scope
+        finally:
+            self.scope = None
+
+
+@dataclass(eq=False, kw_only=True)
 class Session:
+    # The conversation: what the store keeps, and a session/load brings back.
     id: str
     cwd: str
-    store: SessionStore
-    model: ModelClient
-    emit: Callable[[Event], Awaitable[None]]
-    mcp: McpHost
     additional_directories: list[str] = field(default_factory=list)
     history: list[StoredMessage] = field(default_factory=list)
     """Active entries, in the order the model sees them."""
     data: dict[str, Any] = field(default_factory=dict)
     """Persisted session data: context, allowed (remembered answers), additional_directories, model, agent."""
     title: str | None = None
+    last_row: int = 0
+    """The highest row_id given to an entry of this session (archived ones included)."""
+
+    # Runtime handles: built when the session opens, never stored.
+    store: SessionStore
+    """Where record(), save() and the other edits below write the conversation, at once."""
+    model: ModelClient
+    emit: Callable[[Event], Awaitable[None]]
+    mcp: McpHost
+    client: Any = None
+    """The editor's connection (None in process), for permission questions and its file tools."""
+    client_capabilities: Any = None
     local_tools: dict[str, Tool] = field(default_factory=dict)
     commands: dict[str, SlashCommand] = field(default_factory=dict)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    scope: anyio.CancelScope | None = None
-    cancels: int = 0
-    """How many session/cancel notifications arrived; a waiting prompt compares it to decide."""
+    control: TurnControl = field(default_factory=TurnControl)
     last_usage: Usage | None = None
     compaction_request: str | None = None
     """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""
-    client: Any = None
-    client_capabilities: Any = None
-    last_row: int = 0
-    """The highest row_id given to an entry of this session (archived ones included)."""
 
     @property
     def context(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ any other change of a shared key) is seen by every other member at once, and is 
 member. Other keys stay private to the member's session: they hold per-session bookkeeping
 (injected skills, compaction counters) that must not leak.
 
-The members are driven through AcpAgent's public methods only (agent_sessions.SessionControl).
+The members are driven through AcpAgent's public methods only (agent.py, open_sessions.py).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class MultiAgent:
         self.members = collect_members([entry_agent, *extra])
         for member in self.members:
             member.keep_sessions_open()  # a graph's sessions leave memory together, on close or shutdown
-            member.model_titles = member is self.entry  # no side call to name a session nobody is shown
+            member.turns.model_titles = member is self.entry  # no side call to name a session nobody is shown
         self.driver = driver
         self.name = name or self.entry.name
         nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]

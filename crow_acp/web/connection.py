@@ -30,7 +30,7 @@ from acp.http.protocol import message_id_key, session_id_from_params
 from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, ConnectionRegistry, ConnectionState, PostResult
 from acp.meta import AGENT_METHODS
 
-from ..acp.session_open import SessionOpening
+from ..acp.agent import AcpAgent
 from .client_servers import ClientCommands
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair
@@ -59,8 +59,8 @@ class CrowConnection(ConnectionState):
         self._pump_side = pump_side  # type: ignore[assignment]  # it also yields UpdateBatches: _pump reads them
         # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
         self._agent_conn = AgentSideConnection(cast(Any, agent), server_side, listening=True, use_unstable_protocol=True)
-        if isinstance(agent, SessionOpening):  # an AcpAgent; a MultiAgent replays through its conn, update by update
-            agent.update_sink = server_side
+        if isinstance(agent, AcpAgent):  # a MultiAgent replays through its conn, update by update
+            agent.editor.update_sink = server_side
         self.connection_stream: Stream = Stream()
         self.session_streams: dict[str, Stream] = {}  # type: ignore[assignment]
         self._multiplex: Stream | None = Stream()  # one ordered stream, over HTTP too (see above)
