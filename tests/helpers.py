@@ -230,3 +230,20 @@ async def in_process(agent: Any) -> AsyncIterator[Any]:
         yield agent
     finally:
         await agent.shutdown()
+
+
+async def prompt_until_killed(conn: Any, proc: Any, client: RecordingClient, sid: str, words: str, ready: Any) -> None:
+    """Send a prompt and SIGKILL the agent once ready(client) holds."""
+
+    async def send() -> None:
+        try:
+            await conn.prompt(session_id=sid, prompt=[text(words)])
+        except Exception:  # the connection dies with the process; the answer is not the point
+            pass
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(send)
+        await client.wait_for(ready)
+        proc.kill()
+        await proc.wait()
+        group.cancel_scope.cancel()

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, run_crow, text
+from helpers import RecordingClient, prompt_until_killed, run_crow
 from multi_support import AGENTS, multi_env, scripted
 from records import read_log
 
@@ -206,7 +206,7 @@ async def test_nested_findings_survive_sigkill_while_the_next_member_streams(cro
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 streaming = lambda c: c.text().partition("**reviewer:** ")[2]  # noqa: E731  the reviewer's first words
-                await killed_when(conn, proc, first, sid, streaming)
+                await prompt_until_killed(conn, proc, first, sid, "find issues", streaming)
         assert proc.returncode == -9
         assert "carefully." not in first.text()  # killed mid-stream
 
@@ -217,21 +217,6 @@ async def test_nested_findings_survive_sigkill_while_the_next_member_streams(cro
     expected = {"findings": [{"file": "add.py", "issue": "no test"}], "summary": {"count": 1}, "status": "reviewing"}
     assert stored_board(crow_home, sid) == expected
     assert [entry["blackboard"] for entry in read_log(log) if entry["event"] == "loaded board"] == [expected]
-
-
-async def killed_when(conn: Any, proc: Any, client: RecordingClient, sid: str, ready: Any) -> None:
-    async def send() -> None:
-        try:
-            await conn.prompt(session_id=sid, prompt=[text("find issues")])
-        except Exception:  # the connection dies with the process; the answer is not the point
-            pass
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(send)
-        await client.wait_for(ready)
-        proc.kill()
-        await proc.wait()
-        group.cancel_scope.cancel()
 
 
 def stored_board(home: Path, sid: str) -> Any:

@@ -6,28 +6,20 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, assert_strict_pairing, crow_env, echo_stdio, run_crow, text
+from helpers import (
+    CORE_AGENT,
+    RecordingClient,
+    assert_strict_pairing,
+    crow_env,
+    echo_stdio,
+    prompt_until_killed,
+    run_crow,
+    text,
+)
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-
-async def prompt_until_killed(conn: Any, proc: Any, client: RecordingClient, sid: str, words: str, ready: Any) -> None:
-    """Send a prompt and SIGKILL the agent once ready(client) holds."""
-
-    async def send() -> None:
-        try:
-            await conn.prompt(session_id=sid, prompt=[text(words)])
-        except Exception:  # the connection dies with the process; the answer is not the point
-            pass
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(send)
-        await client.wait_for(ready)
-        proc.kill()
-        await proc.wait()
-        group.cancel_scope.cancel()
 
 
 def texts(updates: list[Any], kind: str) -> list[str]:
