@@ -9,6 +9,8 @@ Both run against the scripted model at 0 ms latency on 127.0.0.1, with a fresh C
 
 Before (two processes: `crow run` started `crow acp` as a child for every prompt; commit 68bf629),
 on 2 shared cores, median of 9: crow run "hi" 0.99 s, crow acp launch → first answer 0.62 s (1.60x).
+After (one process, the agent hosted over crow/run's in-memory wire), same machine, median of 9:
+crow run "hi" 0.74 s, crow acp launch → first answer 0.69 s (1.08x; target ≤ 1.3x).
 """
 
 from __future__ import annotations
