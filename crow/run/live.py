@@ -7,6 +7,7 @@ are printed for good once they finish, with their diff. Permission prompts show 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -64,8 +65,11 @@ class LiveView:
         self.approve = approve
         self.verbose = verbose
         self.screen = screen
-        self.out = Console(file=screen.out, highlight=False)
-        self.err = Console(file=screen.err, highlight=False)
+        # rich measures the terminal on fds 0-2; 1 and 2 are caught (screen.py), so with stdin not a terminal
+        # either (`crow run -`), it is measured here, once.
+        width = None if sys.stdin.isatty() else os.get_terminal_size(screen.out.fileno()).columns
+        self.out = Console(file=screen.out, highlight=False, width=width)
+        self.err = Console(file=screen.err, highlight=False, width=width)
         self.active = ActiveCalls()
         self.live: Live | None = None
         self.streaming: str | None = None  # "text" or "thought" while a stream is mid-line

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 
+from crow.exits import USAGE, Exit
 from crow_acp.util.secrets import redact
 
 log = logging.getLogger("crow.run")
@@ -65,6 +66,8 @@ class OutputLines:
 @contextmanager
 def caught_output(lines: OutputLines) -> Iterator[Screen]:
     """Point fds 1 and 2 at a pipe drained into `lines`; yield the original stdout and stderr for the view."""
+    if sys.stdout is None or sys.stderr is None:  # `crow run ... >&-`: Python has no stream for a closed fd
+        raise Exit(USAGE, "crow run writes its answer to stdout and the rest to stderr; both must be open")
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = os.dup(1), os.dup(2)
