@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from ..acp.connection import detach
 from ..acp.wire import MAX_MESSAGE
 from ..errors import INTERNAL_ERROR, WireError
 from .memory import MemoryTransport, memory_pair
@@ -79,3 +80,4 @@ async def _stop(agent: Any, agent_end: MemoryTransport, client_end: MemoryTransp
         log.exception("stopping the agent failed")
     finally:
         serving.cancel()
+        detach(connection)
