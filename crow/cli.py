@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument("--agent", help="serve a Python agent: MODULE:ATTR or path/to/file.py:ATTR")
     agent.add_argument("--model", help="model profile or model id (overrides CROW_MODEL and config)")
     acp = commands.add_parser("acp", parents=[agent], help="serve the agent over ACP on stdio (what Zed runs)")
-    acp.add_argument("--log-file-only", action="store_true", help=argparse.SUPPRESS)  # crow run reads stderr itself
+    acp.add_argument("--log-file-only", action="store_true", help=argparse.SUPPRESS)  # logs to crow.log only
     run = commands.add_parser(
         "run", parents=[agent], help="run one prompt from the terminal", epilog=EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -100,10 +100,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
-    if args.command == "acp":
+    if args.command in ("acp", "run"):
         from crow_acp.server import startup_gc
 
         startup_gc.pause()  # resumed once the agent is built
+    if args.command == "acp":
         serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only)
         return 0
     if args.command == "run":
@@ -163,7 +164,7 @@ def run_terminal(args: argparse.Namespace) -> int:
     config = load(args.model)
     from crow_acp.util.secrets import protect
 
-    protect(config)  # the child's stderr, copied to crow.log and shown with -v, loses any model key here too
+    protect(config)  # before the agent starts: its logs, the wire and the output caught from its servers lose the keys
     if args.agent is None:  # a custom agent may bring its own models and keys
         try:
             config.api_key()
@@ -172,11 +173,10 @@ def run_terminal(args: argparse.Namespace) -> int:
     from crow.run import run_prompt
     from crow.run.options import RunOptions
 
-    agent_args = [flag for name, value in (("--agent", args.agent), ("--model", args.model)) if value for flag in (name, value)]
     warnings = env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
         prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format, raw=args.raw,
-        verbose=args.verbose, agent_args=agent_args, log_dir=config.log_dir, warnings=warnings,
+        verbose=args.verbose, agent=args.agent, config=config, log_dir=config.log_dir, warnings=warnings,
     )
     return run_prompt(options)
 

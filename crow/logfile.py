@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
+
+
+def log_hint() -> str:
+    """Where crow.log is, as a user would type it."""
+    home = os.environ.get("CROW_HOME") or "~/.crow"
+    return f"{home}/logs/crow.log"
 
 
 def log_to_file(log_dir: Path, *, verbose: bool = False) -> None:

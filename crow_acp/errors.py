@@ -14,7 +14,7 @@
     │   ├── LeaseLost            another crow process took the session over (store/protocol.py)
     │   └── NotJsonError         a value to store is not JSON (plugin/blackboard.py; also a TypeError)
     ├── WireError            a JSON-RPC message cannot be handled, or the ACP peer went away
-    │   └── ChildExited          `crow run`'s agent process ended before it answered (crow/run/child.py)
+    │   └── AgentGone            `crow run`'s hosted agent stopped serving before it answered (server/hosted.py)
     ├── ToolError            a tool failure the model reads and can act on (bad path, missing match)
     │   ├── Stopped              file work gave up because its call was cancelled (editor/common.py)
     │   └── Refused              a workspace file crow reads by itself leads out of the roots (editor/workspace_files.py)

@@ -14,9 +14,9 @@ from helpers import (
     assert_strict_pairing,
     crow_env,
     echo_stdio,
-    run_crow,
     text,
 )
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -57,7 +57,7 @@ async def test_cancel_mid_stream_mid_tool_and_during_permission(crow_home, tmp_p
     client.permission_delay = 60  # the user never answers
     async with ScriptedModel(script) as model:
         env = crow_env(crow_home, model.base_url)
-        async with run_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
+        async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
             with anyio.fail_after(40):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
 
@@ -94,7 +94,7 @@ async def test_cancel_between_the_reply_and_its_tools_keeps_the_history_valid(cr
     client = RecordingClient()
     async with ScriptedModel(script) as model:
         env = crow_env(crow_home, model.base_url, HOOK_LOG=str(tmp_path / "hooks.jsonl"))
-        async with run_crow(client, env, "--agent", f"{HOOK_AGENT}:build_slow_post_response") as (conn, _):
+        async with hosted_crow(client, env, "--agent", f"{HOOK_AGENT}:build_slow_post_response") as (conn, _):
             with anyio.fail_after(20):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 # usage_update follows the recorded reply; the slow post_response callback runs next

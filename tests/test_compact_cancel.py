@@ -1,4 +1,4 @@
-"""A cancel while compaction writes its summary answers `cancelled` over stdio, wherever compaction
+"""A cancel while compaction writes its summary answers `cancelled` over ACP, wherever compaction
 runs (after a reply, or in /compact), and the history stays valid."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import asyncio
 
 import anyio
 import pytest
-from helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
+from helpers import RecordingClient, assert_strict_pairing, crow_env, text, write_config
+from hosted import hosted_crow
 from test_compact_e2e import FILLER, Brain, activity, turn
 
 from crow_acp.testing import ScriptedModel
@@ -26,7 +27,7 @@ async def test_a_cancel_during_compaction_answers_cancelled(crow_home, tmp_path,
     brain.summary_delay = 60
     client = RecordingClient()
     async with ScriptedModel(default=brain) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             await conn.prompt(session_id=sid, prompt=turn("one", 100, filler=True))
             await conn.prompt(session_id=sid, prompt=turn("two", 200, filler=True))

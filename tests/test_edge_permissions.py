@@ -1,6 +1,6 @@
 """Trust at the edges, permissions (issue 18): protected paths ask in every mode but full access, plan
 mode refuses by denial words, "always" remembers one command in one set of roots, and a mode change
-overtakes an open question. Driven over stdio against the default agent and a real MCP server."""
+overtakes an open question. Driven over ACP (crow hosted in process, tests/hosted.py) against the default agent and a real MCP server."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import anyio
 import pytest
 import spawn
 from acp.schema import McpServerStdio
-from helpers import TESTS, RecordingClient, crow_env, run_crow, text, write_config
+from helpers import TESTS, RecordingClient, crow_env, text, write_config
+from hosted import hosted_crow
 from records import results
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -56,7 +57,7 @@ async def accept_edits_then_full_access(crow_home: Path, work: Path, calls: list
     """The calls in accept-edits mode, each answered Reject, then a write of .git/description in full access."""
     client = AnsweringClient(["reject_once"] * answers)
     async with ScriptedModel([*one_by_one(calls), *one_by_one([write(".git/description", "full")])]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), cwd=str(work)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(work)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
                 await conn.set_session_mode(session_id=sid, mode_id="accept_edits")
@@ -139,7 +140,7 @@ async def test_plan_mode_refuses_tools_with_a_denial_word_whatever_comes_first(c
     calls = [ToolCall(f"words__{name}", {"arg": "x"}, id=name) for name in names]
     client = RecordingClient(permission="allow_once")
     async with ScriptedModel([Reply(tool_calls=calls), Reply(text="planned")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
                 await conn.set_session_mode(session_id=sid, mode_id="plan")
@@ -167,7 +168,7 @@ async def test_always_allows_one_exact_command_in_these_roots_only(crow_home, tm
     client = AnsweringClient(["allow_always", *["reject_once"] * 5, "reject_once", "reject_once"])
     script = [*one_by_one(calls), *one_by_one([command("echo hi", "forked")]), *one_by_one([command("echo hi", "loaded")])]
     async with ScriptedModel(script) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), cwd=str(first)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(first)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(first), mcp_servers=[])).session_id
                 assert (await conn.prompt(session_id=sid, prompt=[text("run")])).stop_reason == "end_turn"
@@ -192,7 +193,7 @@ async def test_a_mode_switch_to_plan_overtakes_an_open_question(crow_home, tmp_p
 
     client = AnsweringClient(["allow_once"], on_ask=switch_to_plan)
     async with ScriptedModel(one_by_one([write("notes.txt", "late")])) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 conn_box[:] = [conn, sid]

@@ -51,10 +51,10 @@ def test_every_exception_crow_defines_derives_from_crow_error():
 
 def test_the_named_classes_sit_under_their_groups():
     from crow.exits import Exit
-    from crow.run.child import ChildExited
     from crow_acp.editor.common import Stopped
     from crow_acp.mcp.host import ServerUnavailable
     from crow_acp.plugin.blackboard import NotJsonError
+    from crow_acp.server.hosted import AgentGone
     from crow_acp.store import LeaseLost, SessionBusy, StoreError
     from crow_acp.testing import ScriptError
     from crow_acp.web.run import TokenRequired
@@ -64,7 +64,7 @@ def test_the_named_classes_sit_under_their_groups():
     assert StoreError is errors.StoreError  # the store's name is the group, re-exported
     expected = {
         SessionBusy: errors.StoreError, LeaseLost: errors.StoreError, ServerUnavailable: errors.McpError,
-        Stopped: errors.ToolError, ChildExited: errors.WireError, TokenRequired: errors.ConfigError,
+        Stopped: errors.ToolError, AgentGone: errors.WireError, TokenRequired: errors.ConfigError,
         PromptTemplateError: errors.ConfigError, SkillError: errors.ConfigError, ScriptError: errors.ConfigError,
         errors.HookSignatureError: errors.ConfigError, Exit: errors.CrowError, NotJsonError: errors.StoreError,
     }

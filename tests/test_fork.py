@@ -1,11 +1,12 @@
-"""session/fork over ACP stdio: the fork starts with the history so far, then each goes its own way."""
+"""session/fork over ACP: the fork starts with the history so far, then each goes its own way."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text
+from helpers import CORE_AGENT, RecordingClient, crow_env, text
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -21,7 +22,7 @@ async def test_fork_copies_the_history_and_is_independent_afterwards(crow_home, 
     async with ScriptedModel(default=Reply(text="ok")) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
                 init = await conn.initialize(protocol_version=1)
                 assert init.agent_capabilities.session_capabilities.fork is not None
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
@@ -44,7 +45,7 @@ async def test_fork_copies_the_history_and_is_independent_afterwards(crow_home, 
                 assert unknown.value.code == -32002
 
             replay = RecordingClient()
-            async with run_crow(replay, env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(replay, env, "--agent", CORE_AGENT) as (conn, _):
                 await conn.load_session(cwd=str(tmp_path), session_id=fork, mcp_servers=[])
                 shown = [u.content.text for u in replay.of("user_message_chunk")]
                 assert shown == ["shared start", "only in the fork"]

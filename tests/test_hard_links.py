@@ -11,7 +11,8 @@ import textwrap
 import pytest
 from acp.schema import ResourceContentBlock
 from editor_support import EDITOR_CAPS, EditorClient, asked, results
-from helpers import crow_env, run_crow, text
+from helpers import crow_env, text
+from hosted import hosted_crow
 from swap_support import tool_answers_while_swapping
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -33,7 +34,7 @@ async def test_a_hard_link_to_outside_is_read_but_never_written(tmp_path, capabi
     client = EditorClient({str(work / "linked.txt"): "OUTSIDE TEXT\n"})
     link = ResourceContentBlock(type="resource_link", name="linked.txt", uri=(work / "linked.txt").as_uri())
     with ScriptedModel([Reply(tool_calls=[call]) for call in calls], default=Reply(text="done")) as model:
-        async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=capabilities) as (conn, _):
+        async with hosted_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=capabilities) as (conn, _):
             session = await conn.new_session(cwd=str(work), mcp_servers=[])
             response = await conn.prompt(session_id=session.session_id, prompt=[text("go"), link])
             assert response.stop_reason == "end_turn"

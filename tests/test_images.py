@@ -1,4 +1,4 @@
-"""Images over ACP stdio: prompt images and MCP tool images reach a vision model as image parts;
+"""Images over ACP: prompt images and MCP tool images reach a vision model as image parts;
 other models get a clear refusal; images are checked, stored and replayed."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from helpers import (
     assert_strict_pairing,
     crow_env,
     echo_stdio,
-    run_crow,
     text,
     write_config,
 )
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -48,7 +48,7 @@ async def test_prompt_images_reach_a_vision_model_and_replay(crow_home, tmp_path
     async with ScriptedModel(default=Reply(text="I see it")) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
                 init_caps = await conn.initialize(protocol_version=1)
                 assert init_caps.agent_capabilities.prompt_capabilities.image is True
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
@@ -78,7 +78,7 @@ async def test_prompt_images_reach_a_vision_model_and_replay(crow_home, tmp_path
                 assert first["content"] == "what is this?\n\n[image omitted: the current model does not accept images]"
 
             replay = RecordingClient()
-            async with run_crow(replay, env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(replay, env, "--agent", CORE_AGENT) as (conn, _):
                 await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
                 shown = [u.content for u in replay.of("user_message_chunk")]
                 assert [(b.type, getattr(b, "data", None)) for b in shown[:2]] == [("text", None), ("image", PIXEL)]
@@ -90,7 +90,7 @@ async def test_an_mcp_tool_image_reaches_a_vision_model_in_a_valid_history(crow_
     script = [Reply(tool_calls=[ToolCall("echo__image", {}, id="img"), ToolCall("echo__echo", {"text": "x"}, id="e")]),
               Reply(text="a pixel")]
     async with ScriptedModel(script) as model:
-        async with run_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
                 await conn.prompt(session_id=sid, prompt=[text("show me the image tool")])

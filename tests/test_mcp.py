@@ -16,12 +16,12 @@ from helpers import (
     crow_env,
     echo_remote,
     echo_stdio,
-    run_crow,
     text,
     time_server,
     tool_names,
     write_config,
 )
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -88,7 +88,7 @@ transport = "sse"
 """,
         )
         broken = McpServerStdio(name="broken", command="/nonexistent/mcp-server", args=[], env=[])
-        async with ScriptedModel(script) as model, run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with ScriptedModel(script) as model, hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(40):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio(), web, events, broken])).session_id
                 assert client.updates == []  # nothing for the session before its session/new response
@@ -173,7 +173,7 @@ async def test_broken_servers_never_fail_the_session_or_the_turn(crow_home, tmp_
     ]
     client = RecordingClient()
     async with ScriptedModel([Reply(text="fine without tools")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(30):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
                 assert client.updates == []  # the response came first: session/new does not wait for servers

@@ -1,5 +1,5 @@
 """An MCP server whose tools, prompts and resources lists never end: crow reads a bounded number of
-pages of each, the server starts, and its tools work (over ACP stdio, a real `crow acp`)."""
+pages of each, the server starts, and its tools work (over ACP, crow hosted in process)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import McpServerStdio
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text
+from helpers import CORE_AGENT, RecordingClient, crow_env, text
+from hosted import hosted_crow
 
 from crow_acp.mcp.lists import MAX_PAGES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -25,7 +26,7 @@ async def test_endless_lists_are_read_a_bounded_number_of_pages(crow_home, tmp_p
     script = [Reply(tool_calls=[ToolCall("endless__ping", {}, id="p")]), Reply(text="done")]
     client = RecordingClient()
     async with ScriptedModel(script) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
                 assert (await conn.prompt(session_id=sid, prompt=[text("ping it")])).stop_reason == "end_turn"

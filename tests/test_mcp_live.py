@@ -1,4 +1,4 @@
-"""Live MCP over ACP stdio: sessions that open before their servers, tool lists that change,
+"""Live MCP over ACP: sessions that open before their servers, tool lists that change,
 a server that dies and is restarted once, MCP prompts as slash commands, MCP resources."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import anyio
 import pytest
 import spawn
 from acp.schema import McpServerStdio, ResourceContentBlock
-from helpers import RecordingClient, crow_env, run_crow, text, tool_names
+from helpers import RecordingClient, crow_env, text, tool_names
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -35,7 +36,7 @@ async def test_session_opens_before_its_server_and_the_first_prompt_waits_for_it
     gate = tmp_path / "gate"
     client = RecordingClient()
     async with ScriptedModel([Reply(text="hello")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 # The server cannot be up: it waits for a file nobody has written yet.
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--gate", str(gate))])).session_id
@@ -47,7 +48,7 @@ async def test_session_opens_before_its_server_and_the_first_prompt_waits_for_it
                 await client.wait_for(lambda c: c.text() == "hello")
         # session/load answers while a server still cannot be up (its gate is never opened), replay included.
         replay = RecordingClient()
-        async with run_crow(replay, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(replay, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[live("--gate", str(tmp_path / "never"))])
                 assert [u.content.text for u in replay.of("user_message_chunk")] == ["hi"]
@@ -74,7 +75,7 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
     ]
     client = RecordingClient()
     async with ScriptedModel(script) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(90):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--starts", str(starts))])).session_id
                 await conn.prompt(session_id=sid, prompt=[text("grow")])
@@ -107,7 +108,7 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
 async def test_mcp_prompts_are_slash_commands_and_resource_links_are_read(crow_home, tmp_path):
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="ok")) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live()])).session_id
 
@@ -140,7 +141,7 @@ async def test_cancel_stops_the_wait_and_a_server_that_comes_up_later_adds_its_t
     gate = tmp_path / "gate"
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="ok")) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--gate", str(gate))])).session_id
                 stops: list[str] = []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from hosted import hosted_crow
 from inproc import crow
 
 from crow_acp.testing import Reply, ScriptedModel
@@ -32,7 +33,7 @@ async def test_the_model_picker_switches_and_remembers_the_model(crow_home):
     with ScriptedModel(default=Reply(text="ok")) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
                 created = await conn.new_session(cwd=str(crow_home), mcp_servers=[])
                 option = model_option(created.config_options)
                 assert (option.id, option.category, option.current_value) == ("model", "model", "fast")
@@ -54,7 +55,7 @@ async def test_the_model_picker_switches_and_remembers_the_model(crow_home):
                     await conn.set_config_option(config_id="model", session_id=sid, value="no-such-model")
                 assert refused.value.code == -32602
 
-            async with run_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
                 loaded = await conn.load_session(cwd=str(crow_home), session_id=sid, mcp_servers=[])
                 assert model_option(loaded.config_options).current_value == "smart"
                 await conn.prompt(session_id=sid, prompt=[text("three")])

@@ -1,10 +1,11 @@
-"""The default agent's plan tool over ACP stdio: plan updates, never a permission prompt, replayed on load."""
+"""The default agent's plan tool over ACP: plan updates, never a permission prompt, replayed on load."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text, tool_names
+from helpers import RecordingClient, crow_env, text, tool_names
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -30,11 +31,11 @@ async def test_the_plan_tool_drives_the_plan_panel_and_survives_load(crow_home, 
     async with ScriptedModel(script) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(client, env) as (conn, _):
+            async with hosted_crow(client, env) as (conn, _):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 await conn.prompt(session_id=sid, prompt=[text("fix the bug")])
             replay = RecordingClient()
-            async with run_crow(replay, env) as (conn, _):
+            async with hosted_crow(replay, env) as (conn, _):
                 await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
     assert "write_plan" in tool_names(model.requests[0])
     assert client.permission_requests == []

@@ -7,7 +7,8 @@ import os
 
 import pytest
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import RecordingClient, crow_env, text
+from hosted import hosted_crow
 
 from crow_acp.acp.prompt_blocks import MAX_LINKED_FILE
 from crow_acp.testing import Reply, ScriptedModel
@@ -51,7 +52,7 @@ async def test_links_are_read_only_inside_the_roots(tmp_path):
         ),
     ]
     with ScriptedModel([Reply(text="seen")]) as model:
-        async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
             session = await conn.new_session(cwd=str(work), mcp_servers=[], additional_directories=[str(extra)])
             assert (await conn.prompt(session_id=session.session_id, prompt=prompt)).stop_reason == "end_turn"
     content = model.requests[0]["messages"][-1]["content"]

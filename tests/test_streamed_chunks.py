@@ -7,7 +7,8 @@ import pytest
 from acp import text_block
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, SessionNotification
 from acp.utils import serialize_params
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import RecordingClient, crow_env, text
+from hosted import hosted_crow
 
 from crow_acp.acp.connection import StreamedText, attach
 from crow_acp.acp.updates import AcpUpdates
@@ -59,7 +60,7 @@ async def test_an_editor_reads_thoughts_and_text_of_one_message(crow_home, tmp_p
     reply = Reply(reasoning="think first", text="then answer", chunks=4)
     with ScriptedModel([reply]) as model:
         client = RecordingClient()
-        async with run_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
             session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
             response = await conn.prompt(session_id=session.session_id, prompt=[text("hi")])
     assert response.stop_reason == "end_turn"

@@ -1,11 +1,12 @@
-"""The thinking-level picker and the session's cost, over ACP stdio as an editor sees them."""
+"""The thinking-level picker and the session's cost, over ACP as an editor sees them."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -35,7 +36,7 @@ async def test_thinking_level_is_offered_sent_and_remembered(crow_home):
     with ScriptedModel(default=Reply(text="ok")) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
                 created = await conn.new_session(cwd=str(crow_home), mcp_servers=[])
                 sid, thought = created.session_id, options(created.config_options)["thought_level"]
                 assert (thought.category, thought.current_value) == ("thought_level", "low")
@@ -61,7 +62,7 @@ async def test_thinking_level_is_offered_sent_and_remembered(crow_home):
                     await conn.set_config_option(config_id="thought_level", session_id=sid, value="low")
                 await conn.set_config_option(config_id="model", session_id=sid, value="thinker")
 
-            async with run_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
                 loaded = await conn.load_session(cwd=str(crow_home), session_id=sid, mcp_servers=[])
                 assert options(loaded.config_options)["thought_level"].current_value == "high"
                 await conn.prompt(session_id=sid, prompt=[text("four")])
@@ -76,7 +77,7 @@ async def test_usage_update_carries_cost_and_context_size(crow_home):
     with ScriptedModel(script) as model:
         env = crow_env(crow_home, model.base_url)
         with anyio.fail_after(60):
-            async with run_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
                 sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
                 await conn.prompt(session_id=sid, prompt=[text("one")])
                 await conn.prompt(session_id=sid, prompt=[text("two")])

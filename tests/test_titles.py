@@ -7,7 +7,8 @@ import threading
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from hosted import hosted_crow
 
 from crow_acp.acp.titles import clean_title
 from crow_acp.testing import Fault, Reply, ScriptedModel
@@ -33,7 +34,7 @@ async def test_the_model_names_the_session_without_delaying_the_turn(crow_home, 
     async with ScriptedModel(default=Reply(text="done")) as model:
         model.titles = title
         with anyio.fail_after(60):
-            async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
+            async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 response = await conn.prompt(session_id=sid, prompt=[text(PROMPT)])
                 assert response.stop_reason == "end_turn" and titles(client) == [PROMPT]
@@ -55,7 +56,7 @@ async def test_a_failed_title_call_keeps_the_prompt_and_titles_can_be_turned_off
         async with ScriptedModel(default=Reply(text="done")) as model:
             model.titles = Fault(400, "no")
             with anyio.fail_after(60):
-                async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
+                async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
                     sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                     await conn.prompt(session_id=sid, prompt=[text(PROMPT)])
                     await conn.prompt(session_id=sid, prompt=[text("again")])

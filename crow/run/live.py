@@ -7,6 +7,7 @@ are printed for good once they finish, with their diff. Permission prompts show 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -16,6 +17,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from crow.run.plain import REFUSED, read_answer
+from crow.run.screen import Screen
 from crow.run.view import FINISHED, ToolState, command_of, printable, unified_diff
 
 TAIL_LINES = 6
@@ -59,11 +61,15 @@ class ActiveCalls:
 
 
 class LiveView:
-    def __init__(self, *, approve: bool, verbose: bool) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, verbose: bool) -> None:
         self.approve = approve
         self.verbose = verbose
-        self.out = Console(highlight=False)
-        self.err = Console(stderr=True, highlight=False)
+        self.screen = screen
+        # rich measures the terminal on fds 0-2; 1 and 2 are caught (screen.py), so with stdin not a terminal
+        # either (`crow run -`), it is measured here, once.
+        width = None if sys.stdin.isatty() else os.get_terminal_size(screen.out.fileno()).columns
+        self.out = Console(file=screen.out, highlight=False, width=width)
+        self.err = Console(file=screen.err, highlight=False, width=width)
         self.active = ActiveCalls()
         self.live: Live | None = None
         self.streaming: str | None = None  # "text" or "thought" while a stream is mid-line
@@ -181,7 +187,7 @@ class LiveView:
                 self.out.print(Text("  " + REFUSED, style="yellow"))
                 return None
             question = "  [y] allow once  [a] always  [N] reject: "
-            answer = await read_answer(question, sys.stdout)
+            answer = await read_answer(question, self.screen.out)
             if not answer.endswith("\n"):
                 self.out.print()  # Ctrl-D left the cursor on the question line
             return answer

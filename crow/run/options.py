@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -17,5 +18,8 @@ class RunOptions:
     raw: bool = False
     """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
     verbose: bool = False
-    agent_args: list[str] = field(default_factory=list)
+    agent: str | None = None
+    """--agent: the agent to host instead of the default one."""
+    config: Any = None
+    """The loaded configuration (crow_acp.config.Config), --model applied."""
     warnings: list[str] = field(default_factory=list)

@@ -14,6 +14,8 @@ from crow.run.view import FINISHED, ToolState, printable
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from crow.run.screen import Screen
+
 PREVIEW = 400
 _C1 = re.compile("[\x7f-\x9f]")
 REFUSED = "permission needed; refused because no terminal can answer (rerun with --yes to allow tools)"
@@ -39,24 +41,25 @@ async def read_answer(question: str, stream: TextIO) -> str:
 
 
 class PlainView:
-    def __init__(self, *, approve: bool, raw: bool = False) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, raw: bool = False) -> None:
+        self.out, self.err = screen.out, screen.err
         self.approve = approve
-        self.raw = raw and not sys.stdout.isatty()
+        self.raw = raw and not self.out.isatty()
         """Write the answer as sent: only into a pipe or file, and only when asked (--raw)."""
         self.at_line_start = True
         self.after_tool = False
         self.thinking = False
         self.warned: set[str] = set()
-        self.dim, self.reset = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+        self.dim, self.reset = ("\033[2m", "\033[0m") if self.err.isatty() else ("", "")
 
     def _err(self, line: str, *, dim: bool = False) -> None:
         self._end_thought()
-        sys.stderr.write((self.dim if dim else "") + printable(line) + (self.reset if dim else "") + "\n")
-        sys.stderr.flush()
+        self.err.write((self.dim if dim else "") + printable(line) + (self.reset if dim else "") + "\n")
+        self.err.flush()
 
     def _end_thought(self) -> None:
         if self.thinking:
-            sys.stderr.write("\n")
+            self.err.write("\n")
             self.thinking = False
 
     def text(self, chunk: str) -> None:
@@ -64,14 +67,14 @@ class PlainView:
         if self.after_tool and not self.at_line_start:
             chunk = "\n" + chunk  # each step's text on its own line
         self.after_tool = False
-        sys.stdout.write(chunk if self.raw else printable(chunk))  # a file is read on a terminal later (cat)
-        sys.stdout.flush()
+        self.out.write(chunk if self.raw else printable(chunk))  # a file is read on a terminal later (cat)
+        self.out.flush()
         self.at_line_start = chunk.endswith("\n")
 
     def thought(self, chunk: str) -> None:
         self.thinking = True
-        sys.stderr.write(self.dim + printable(chunk) + self.reset)
-        sys.stderr.flush()
+        self.err.write(self.dim + printable(chunk) + self.reset)
+        self.err.flush()
 
     def tool(self, state: ToolState, first: bool) -> None:
         self.after_tool = True
@@ -105,7 +108,7 @@ class PlainView:
         if not sys.stdin.isatty():
             self._err(f"⚙ {state.title}: {REFUSED}")
             return None
-        return await read_answer(f"Allow {state.title}? [y]es / [a]lways / [N]o: ", sys.stderr)
+        return await read_answer(f"Allow {state.title}? [y]es / [a]lways / [N]o: ", self.err)
 
     def error(self, message: str, session_id: str) -> None:
         self._end()
@@ -118,8 +121,8 @@ class PlainView:
 
     def _end(self) -> None:
         if not self.at_line_start:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+            self.out.write("\n")
+            self.out.flush()
             self.at_line_start = True
 
     def interrupted(self) -> None:
@@ -133,16 +136,17 @@ class PlainView:
 class JsonView:
     """One JSON object per line on stdout: text, thought, tool_call, tool_call_update, plan, usage, stop."""
 
-    def __init__(self, *, approve: bool, raw: bool = False) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, raw: bool = False) -> None:
+        self.out = screen.out
         self.approve = approve
         self.raw = raw
-        self.plain = PlainView(approve=approve)
+        self.plain = PlainView(screen, approve=approve)
 
     def _emit(self, event_type: str, /, **fields: Any) -> None:
         line = json.dumps({"type": event_type, **fields}, ensure_ascii=False)
         # JSON escapes C0 controls itself; DEL and C1 (0x7f-0x9f) it leaves as they are, and a terminal may obey them.
-        sys.stdout.write((line if self.raw else _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", line)) + "\n")
-        sys.stdout.flush()
+        self.out.write((line if self.raw else _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", line)) + "\n")
+        self.out.flush()
 
     def text(self, chunk: str) -> None:
         self._emit("text", text=chunk)

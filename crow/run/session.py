@@ -1,4 +1,4 @@
-"""One prompt through the child `crow acp` (crow/run/child.py): initialize, open or load the session,
+"""One prompt through the hosted agent (crow_acp/server/hosted.py): initialize, open or load the session,
 prompt, and turn the outcome into an exit status."""
 
 from __future__ import annotations
@@ -11,59 +11,60 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from crow.exits import FAILED, OK, STOPPED, USAGE, Exit
-from crow.run.child import Child, ChildExited, agent_process
+from crow.logfile import log_hint
 from crow.run.client import TerminalClient
 from crow.run.options import RunOptions
 from crow.run.view import View
+from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
 
 NOT_FOUND = -32002
+LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line to the client may carry a whole file's diff
 CAPABILITIES = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False)
 """What `crow run` serves: neither `fs` nor `terminal` (TerminalClient has no such methods). The terminal user's
 disk is crow's own, so crow reads, writes and runs commands locally, each write and command behind this client's
 permission prompt, exactly as the tools work without an editor."""
 
 
-async def drive(options: RunOptions, view: View, process: asyncio.subprocess.Process) -> int:
+async def drive(options: RunOptions, view: View, agent: Any) -> int:
     client = TerminalClient(view)
     for warning in options.warnings:
         view.warning(warning)
-    async with agent_process(process, view, options.verbose) as child:
-        assert child.process.stdin is not None and child.process.stdout is not None
+    async with hosted(agent, client_max_message=LINE_LIMIT) as served:
         # TerminalClient implements the Client methods crow uses; the SDK's Protocol lists them all.
-        conn = ClientSideConnection(cast(Any, client), child.process.stdin, child.process.stdout, use_unstable_protocol=True)
+        conn = ClientSideConnection(cast(Any, client), served.wire, use_unstable_protocol=True)
         try:
-            return await _prompt(options, view, client, conn, child)
-        except ChildExited:
-            raise await child.failure() from None
+            return await _prompt(options, view, client, conn, served)
+        except AgentGone as gone:
+            raise Exit(FAILED, f"{gone.message}; see the log, {log_hint()}") from None
         finally:
             await conn.close()
 
 
-async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn: Any, child: Child) -> int:
-    await child.call(conn.initialize(
+async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn: Any, served: HostedAgent) -> int:
+    await served.call(conn.initialize(
         protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES,
         client_info=Implementation(name="crow-run", version="0"),
     ))
-    sid = await _open_session(options, client, conn, child)
+    sid = await _open_session(options, client, conn, served)
     try:
-        response = await child.call(conn.prompt(session_id=sid, prompt=[text_block(options.prompt)]))
+        response = await served.call(conn.prompt(session_id=sid, prompt=[text_block(options.prompt)]))
     except RequestError as exc:
         view.error(_message(exc), sid)
         return FAILED
     except asyncio.CancelledError:  # Ctrl-C: stop the turn so the session records it, then go
-        await _cancel(conn, child, sid)
+        await _cancel(conn, sid)
         raise
     view.stop(response.stop_reason, sid)
     return OK if response.stop_reason in ("end_turn", "max_tokens") else STOPPED
 
 
-async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, child: Child) -> str:
+async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, served: HostedAgent) -> str:
     if not options.session:
-        response = await child.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
+        response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
         return response.session_id
     client.replaying = True  # the history was seen already; only the new turn is shown
     try:
-        await child.call(conn.load_session(cwd=options.cwd, session_id=options.session, mcp_servers=[]))
+        await served.call(conn.load_session(cwd=options.cwd, session_id=options.session, mcp_servers=[]))
     except RequestError as exc:
         if exc.code == NOT_FOUND:
             raise Exit(USAGE, f"no stored session {options.session!r} (`crow sessions` lists them)") from None
@@ -73,11 +74,11 @@ async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, 
     return options.session
 
 
-async def _cancel(conn: Any, child: Child, sid: str) -> None:
+async def _cancel(conn: Any, sid: str) -> None:
     try:
         await asyncio.wait_for(asyncio.shield(conn.cancel(session_id=sid)), 1)
     except (TimeoutError, ConnectionError, RequestError):
-        pass  # the child is closed right after; it answers open calls itself
+        pass  # the agent is stopped right after; it answers open calls itself
 
 
 def _message(exc: RequestError) -> str:

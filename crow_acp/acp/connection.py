@@ -55,6 +55,13 @@ def attach(connection: Any, wire: StdioTransport) -> None:
     _channels[id(connection)] = (connection, TextChannel(wire))
 
 
+def detach(connection: Any) -> None:
+    """Forget `connection`'s channel once it stopped serving (an agent hosted in a long-lived process)."""
+    entry = _channels.get(id(connection))
+    if entry is not None and entry[0] is connection:
+        del _channels[id(connection)]
+
+
 def channel_of(connection: Any) -> TextChannel | None:
     entry = _channels.get(id(connection))
     return entry[1] if entry is not None and entry[0] is connection else None
