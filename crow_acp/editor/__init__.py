@@ -7,6 +7,8 @@ session. Edits go through the editor's `fs/write_text_file` (so Zed's review pan
 commands through `terminal/create` when the client advertises those capabilities; under
 `crow run` or in-process use the same tools work on the local disk. Every path stays inside the
 session cwd and its additional directories.
+
+May import: crow_acp.api, plugin, tools, events, errors, util and config; never the core or the agent.
 """
 
 from __future__ import annotations

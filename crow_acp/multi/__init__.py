@@ -7,6 +7,8 @@
     conn.py        what members send the editor, attributed; session/load of a graph
 
 Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
+
+May import: crow_acp.acp and everything below it. Never server, web or testing.
 """
 
 from __future__ import annotations

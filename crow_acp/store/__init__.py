@@ -23,6 +23,8 @@ owner renews it; a lease whose owner is visibly gone (same host, process not run
 and one held from another machine frees when it expires. Every write is fenced by the lease: it
 applies only while the lease row still holds this store's token, checked in the write's own
 transaction, so an owner that stalled past its lease and was taken over writes nothing (leasing.py).
+
+May import: crow_acp.history, errors, util and config, and psycopg (lazily, for PostgreSQL).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and SSE framing follow
 what OpenAI, vLLM and DeepSeek send, so the real client stack (openai -> httpx2 -> sockets) is
 exercised end to end. `python -m crow_acp.testing --script replies.json` serves replies from a file.
+
+May import: anything in crow_acp (it is the top room): the scripted model stands alone, and
+FunctionModel drives a whole agent in process.
 """
 
 from .script import ScriptError, load_script
