@@ -40,9 +40,14 @@ async def one(reply: Reply, servers: list) -> tuple[float, float, str]:
     home = tempfile.mkdtemp(prefix="crow-bench-")
     async with ScriptedModel([reply, Reply(text="ok")]) as model:
         env = {**os.environ, "CROW_HOME": home, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": model.base_url}
-        async with spawn_agent_process(Client(), sys.executable, "-m", "crow", "acp", env=env, transport_kwargs={"limit": 2**26}) as (conn, proc):
-            await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
-                                  client_info=Implementation(name="bench", version="0"))
+        async with spawn_agent_process(
+            Client(), sys.executable, "-m", "crow", "acp", env=env, transport_kwargs={"limit": 2**26}
+        ) as (conn, proc):
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="bench", version="0"),
+            )
             sid = (await conn.new_session(cwd=home, mcp_servers=servers)).session_id
             started = time.perf_counter()
             stop = (await conn.prompt(session_id=sid, prompt=[text_block("go")])).stop_reason

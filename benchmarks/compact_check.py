@@ -39,7 +39,11 @@ def message(rng: random.Random, index: int) -> tuple[dict, dict]:
         case 0:
             return {"role": "user", "content": text}, {"blocks": [{"type": "text", "text": text}]}
         case 1:
-            call = {"id": f"call_{index}", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.py"}'}}
+            call = {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {"name": "read", "arguments": '{"path": "a.py"}'},
+            }
             return {"role": "assistant", "content": text[:200], "tool_calls": [call]}, {}
         case 2:
             return {"role": "tool", "tool_call_id": f"call_{index - 1}", "content": text}, {}
@@ -97,13 +101,26 @@ async def main(sizes: list[int], checks: int) -> None:
         profile = ModelProfile(model="bench", base_url="http://127.0.0.1:9/v1", api_key="unused")
         agent = AcpAgent(Config(home=Path(home), models={"bench": profile}, model="bench"))
         print(f"encoder: {encoder_for('bench').name}; {checks} checks per size; python {sys.version.split()[0]}")
-        header = ("history tokens", "messages", "first check", "check median", "check p95", "tokenized/check", "recount")
+        header = (
+            "history tokens",
+            "messages",
+            "first check",
+            "check median",
+            "check p95",
+            "tokenized/check",
+            "recount",
+        )
         print(" | ".join(f"{h:>15}" for h in header))
         for tokens in sizes:
             row = await measure(agent, tokens, checks)
             cells = (
-                f"{row['tokens']:,}", f"{row['messages']:,}", _ms(row["first"]), _us(row["median"]),
-                _us(row["p95"]), f"{row['tokenized']:.0f}", _ms(row["recount"]),
+                f"{row['tokens']:,}",
+                f"{row['messages']:,}",
+                _ms(row["first"]),
+                _us(row["median"]),
+                _us(row["p95"]),
+                f"{row['tokenized']:.0f}",
+                _ms(row["recount"]),
             )
             print(" | ".join(f"{c:>15}" for c in cells))
         await agent.shutdown()

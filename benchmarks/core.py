@@ -44,12 +44,20 @@ class TimingClient:
 
 
 def crow_env(home: str, base_url: str) -> dict[str, str]:
-    return {**os.environ, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base_url, "CROW_HOME": home, "CROW_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": "bench",
+        "OPENAI_BASE_URL": base_url,
+        "CROW_HOME": home,
+        "CROW_LOG_LEVEL": "WARNING",
+    }
 
 
 async def initialize(conn) -> None:
     await conn.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(), client_info=Implementation(name="bench", version="0")
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(),
+        client_info=Implementation(name="bench", version="0"),
     )
 
 
@@ -57,7 +65,10 @@ async def cold_start(command: list[str], env: dict[str, str], runs: int) -> floa
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        async with spawn_agent_process(TimingClient(), *command, env=env, transport_kwargs={"stderr": None}) as (conn, _):
+        async with spawn_agent_process(TimingClient(), *command, env=env, transport_kwargs={"stderr": None}) as (
+            conn,
+            _,
+        ):
             await initialize(conn)
             times.append(time.perf_counter() - start)
     return statistics.median(times)
@@ -124,7 +135,16 @@ async def minimal_react(base_url: str, turns: int) -> float:
             for call in calls.values():
                 result = await mcp.call_tool("get_current_time", {"timezone": "UTC"})
                 messages += [
-                    {"role": "assistant", "tool_calls": [{"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["args"]}}]},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {"name": call["name"], "arguments": call["args"]},
+                            }
+                        ],
+                    },
                     {"role": "tool", "tool_call_id": call["id"], "content": result.content[0].text},
                 ]
             async for _ in await llm.chat.completions.create(model="m", messages=messages, stream=True):
@@ -157,7 +177,10 @@ def current_rss(pid: int) -> int:
 
 async def baseline_rss() -> int:
     proc = await asyncio.create_subprocess_exec(
-        PY, "-c", "import acp, openai, mcp, sys; print(open('/proc/self/status').read())", stdout=asyncio.subprocess.PIPE
+        PY,
+        "-c",
+        "import acp, openai, mcp, sys; print(open('/proc/self/status').read())",
+        stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await proc.communicate()
     line = next(text for text in out.decode().splitlines() if text.startswith("VmHWM:"))
@@ -224,8 +247,11 @@ async def main() -> None:
         echo_turn_200, _, _ = await acp_turns(echo_200, env, args.turns)
         raw_200, raw_first_200 = await raw_stream(many.base_url, args.turns)
         row("turn, 200-chunk reply", crow_200, echo_turn_200 + raw_200, "≤ 1.3x (echo turn + raw stream)")
-        print(f"{'time to first chunk, 200-chunk reply':<44} {crow_first_200 * 1000:>9.1f} ms  {raw_first_200 * 1000:>9.1f} ms  "
-              f"{(crow_first_200 - raw_first_200) * 1000:>+6.1f} ms  ≤ +3 ms over raw openai")
+        print(
+            f"{'time to first chunk, 200-chunk reply':<44} {crow_first_200 * 1000:>9.1f} ms  "
+            f"{raw_first_200 * 1000:>9.1f} ms  "
+            f"{(crow_first_200 - raw_first_200) * 1000:>+6.1f} ms  ≤ +3 ms over raw openai"
+        )
 
         time_server = McpServerStdio(name="time", command=TIME_SERVER[0], args=TIME_SERVER[1:], env=[])
         crow_tool, _, rss_tool = await acp_turns(CROW, crow_env(home, tool.base_url), args.turns, [time_server])

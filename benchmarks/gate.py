@@ -23,7 +23,10 @@ from typing import Any
 def history(turns: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
     for n in range(turns):
-        calls = [{"id": f"c{n}_{k}", "type": "function", "function": {"name": "t", "arguments": '{"a": 1}'}} for k in range(2)]
+        calls = [
+            {"id": f"c{n}_{k}", "type": "function", "function": {"name": "t", "arguments": '{"a": 1}'}}
+            for k in range(2)
+        ]
         messages += [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": calls}]
         messages += [{"role": "tool", "tool_call_id": c["id"], "content": "r"} for c in calls]
         messages += [{"role": "assistant", "content": "a"}]
@@ -50,7 +53,10 @@ def strict_figures(runs: int) -> None:
         copy = median_ms(lambda m=messages: list(m), runs)
         clean = median_ms(lambda m=messages: strict_messages(m), runs)
         broken = median_ms(lambda m=damaged: strict_messages(m), runs)
-        print(f"strict_messages, {len(messages)} messages: {clean:.2f} ms (list copy {copy:.3f} ms), damaged {broken:.2f} ms")
+        print(
+            f"strict_messages, {len(messages)} messages: {clean:.2f} ms (list copy {copy:.3f} ms), "
+            f"damaged {broken:.2f} ms"
+        )
 
 
 async def gate_figures(runs: int, calls: int = 200) -> None:

@@ -20,9 +20,25 @@ def fill_session(store: SessionStore, session_id: str, messages: int) -> None:
 
     for index in range(messages // 4):
         call_id = f"call_{index}"
-        add({"role": "user", "content": f"question {index} " * 20}, EntryMeta("prompt", blocks=[{"type": "text", "text": f"question {index}"}]))
-        add({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": "time__get_current_time", "arguments": "{}"}}]})
-        add({"role": "tool", "tool_call_id": call_id, "content": "result " * 30},
-            EntryMeta(tool=ToolDisplay("time__get_current_time", "get_current_time", "read")))
+        add(
+            {"role": "user", "content": f"question {index} " * 20},
+            EntryMeta("prompt", blocks=[{"type": "text", "text": f"question {index}"}]),
+        )
+        add(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "time__get_current_time", "arguments": "{}"},
+                    }
+                ],
+            }
+        )
+        add(
+            {"role": "tool", "tool_call_id": call_id, "content": "result " * 30},
+            EntryMeta(tool=ToolDisplay("time__get_current_time", "get_current_time", "read")),
+        )
         add({"role": "assistant", "content": f"answer {index} " * 40}, EntryMeta(reasoning="thinking " * 10))

@@ -46,12 +46,20 @@ class Client:
 
 async def initialize(conn) -> None:
     await conn.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(), client_info=Implementation(name="bench", version="0")
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(),
+        client_info=Implementation(name="bench", version="0"),
     )
 
 
 def env_for(home: str, base_url: str) -> dict[str, str]:
-    return {**os.environ, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base_url, "CROW_HOME": home, "CROW_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": "bench",
+        "OPENAI_BASE_URL": base_url,
+        "CROW_HOME": home,
+        "CROW_LOG_LEVEL": "WARNING",
+    }
 
 
 async def slow_server_session(env: dict[str, str], delay: float, runs: int) -> tuple[float, float]:
@@ -94,10 +102,14 @@ async def main() -> None:
         env = env_for(home, model.base_url)
         response, up = await slow_server_session(env, args.delay, args.runs)
         crow, echo = await cold_starts(env, args.starts)
-    print(f"session/new, 1 MCP server taking {args.delay:g} s to start: {response * 1000:.1f} ms "
-          f"(server up after {up * 1000:.0f} ms; target <= 100 ms)")
-    print(f"cold start (spawn -> initialize): crow {crow * 1000:.0f} ms, echo agent {echo * 1000:.0f} ms, "
-          f"{crow / echo:.2f}x (target <= 1.15x)")
+    print(
+        f"session/new, 1 MCP server taking {args.delay:g} s to start: {response * 1000:.1f} ms "
+        f"(server up after {up * 1000:.0f} ms; target <= 100 ms)"
+    )
+    print(
+        f"cold start (spawn -> initialize): crow {crow * 1000:.0f} ms, echo agent {echo * 1000:.0f} ms, "
+        f"{crow / echo:.2f}x (target <= 1.15x)"
+    )
 
 
 if __name__ == "__main__":

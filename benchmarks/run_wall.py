@@ -42,8 +42,13 @@ class QuietClient:
 
 
 def environment(home: str, base_url: str) -> dict[str, str]:
-    return {**os.environ, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base_url, "CROW_HOME": home,
-            "CROW_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": "bench",
+        "OPENAI_BASE_URL": base_url,
+        "CROW_HOME": home,
+        "CROW_LOG_LEVEL": "WARNING",
+    }
 
 
 def crow_run(env: dict[str, str]) -> float:
@@ -59,8 +64,11 @@ async def acp_first_answer(env: dict[str, str]) -> float:
     start = time.perf_counter()
     command = [PY, "-m", "crow", "acp"]
     async with spawn_agent_process(QuietClient(), *command, env=env, transport_kwargs={"stderr": None}) as (conn, _):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
-                              client_info=Implementation(name="bench", version="0"))
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="bench", version="0"),
+        )
         sid = (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[text_block("hi")])
         return time.perf_counter() - start

@@ -74,7 +74,10 @@ async def concurrent_turns(servers: int, sessions: int, connections: int, databa
 
             async def one_connection(index: int) -> None:
                 async with over_ws(Quiet(), served[index % len(served)]) as conn:
-                    sids = [(await conn.new_session(cwd=str(work), mcp_servers=[])).session_id for _ in range(per_connection)]
+                    sids = [
+                        (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+                        for _ in range(per_connection)
+                    ]
                     opened.append(len(sids))
                     await start.wait()
                     await asyncio.gather(*(turn(conn, sid) for sid in sids))
@@ -95,8 +98,13 @@ async def concurrent_turns(servers: int, sessions: int, connections: int, databa
             wall = time.perf_counter() - began
             cpu = sum(cpu_seconds(s.proc.pid) for s in served) - cpu
     assert len(times) == sessions, f"{len(times)} of {sessions} turns finished"
-    return {"turns/s": sessions / wall, "p50 ms": 1000 * percentile(times, 0.5), "p99 ms": 1000 * percentile(times, 0.99),
-            "wall s": wall, "server CPU ms/turn": 1000 * cpu / sessions}
+    return {
+        "turns/s": sessions / wall,
+        "p50 ms": 1000 * percentile(times, 0.5),
+        "p99 ms": 1000 * percentile(times, 0.99),
+        "wall s": wall,
+        "server CPU ms/turn": 1000 * cpu / sessions,
+    }
 
 
 class _servers:
@@ -124,8 +132,19 @@ async def store_per_turn(store: Any, turns: int) -> float:
     for index in range(turns):
         sid = f"t{index}"
         store.append(sid, StoredMessage({"role": "user", "content": "question " * 20}, EntryMeta("prompt"), row_id=1))
-        store.append(sid, StoredMessage({"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}, row_id=2))
+        store.append(
+            sid,
+            StoredMessage(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                    ],
+                },
+                row_id=2,
+            ),
+        )
         store.append(sid, StoredMessage({"role": "tool", "tool_call_id": "c", "content": "result " * 30}, row_id=3))
         store.append(sid, StoredMessage({"role": "assistant", "content": "answer " * 40}, row_id=4))
         store.update(sid, title="a title")
@@ -145,7 +164,10 @@ async def main() -> None:
         if args.only in (None, "store"):
             sqlite_us = await store_per_turn(SqliteStore(Path(tempfile.mkdtemp()) / "sessions.db"), 300)
             postgres_us = await store_per_turn(PostgresStore(postgres.new_database()), 300)
-            print(f"store per turn (4 appends + title + flush): SQLite {sqlite_us:.0f} µs, PostgreSQL {postgres_us:.0f} µs")
+            print(
+                f"store per turn (4 appends + title + flush): SQLite {sqlite_us:.0f} µs, "
+                f"PostgreSQL {postgres_us:.0f} µs"
+            )
         if args.only in (None, "load"):
             await load_figures(postgres, 2000, 7)
         if args.only in (None, "one"):

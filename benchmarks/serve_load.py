@@ -111,9 +111,11 @@ async def load_figures(postgres: PostgresServer, messages: int, runs: int, profi
     await store.close()
     figures = await measure(url, runs, profile)
     for name, (wall, server, client) in figures.items():
-        print(f"session/load of {messages:,} messages from PostgreSQL through crow serve over {name}: "
-              f"{1000 * wall:.0f} ms median wall; CPU: server {1000 * server:.0f} ms, client {1000 * client:.0f} ms "
-              f"(medians of {runs} loads)")
+        print(
+            f"session/load of {messages:,} messages from PostgreSQL through crow serve over {name}: "
+            f"{1000 * wall:.0f} ms median wall; CPU: server {1000 * server:.0f} ms, client {1000 * client:.0f} ms "
+            f"(medians of {runs} loads)"
+        )
 
 
 if __name__ == "__main__":

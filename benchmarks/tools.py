@@ -47,7 +47,10 @@ async def timed(work: Path, home: str, call: ToolCall, runs: int, cancel: bool =
         env = {**os.environ, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": model.base_url, "CROW_HOME": home,
                "CROW_LOG_LEVEL": "WARNING"}  # fmt: skip
         client = Client()
-        async with spawn_agent_process(client, *CROW, env=env, cwd=str(work), transport_kwargs={"stderr": None}) as (conn, _):
+        async with spawn_agent_process(client, *CROW, env=env, cwd=str(work), transport_kwargs={"stderr": None}) as (
+            conn,
+            _,
+        ):
             await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
                                   client_info=Implementation(name="bench", version="0"))  # fmt: skip
             for _ in range(runs):
@@ -89,7 +92,9 @@ def bare_ripgrep(work: Path, runs: int) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([ripgrep(), "--no-config", "--line-number", "needle", "tree"], cwd=work, capture_output=True, check=True)
+        subprocess.run(
+            [ripgrep(), "--no-config", "--line-number", "needle", "tree"], cwd=work, capture_output=True, check=True
+        )
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
@@ -99,9 +104,15 @@ async def main(runs: int) -> None:
         work, home = Path(tmp) / "work", str(Path(tmp) / "home")
         make_files(work)
         figures = {
-            "read_file, first line of a 1 GiB file": await timed(work, home, ToolCall("read_file", {"path": "big.log", "limit": 1}), runs),
-            "read_file, a 1 GiB line (scanned, cut)": await timed(work, home, ToolCall("read_file", {"path": "big.log", "line": 2}), runs),
-            "search_files '(a*)*b', a 100 kB line + the tree": await timed(work, home, ToolCall("search_files", {"pattern": "(a*)*b"}), runs),
+            "read_file, first line of a 1 GiB file": await timed(
+                work, home, ToolCall("read_file", {"path": "big.log", "limit": 1}), runs
+            ),
+            "read_file, a 1 GiB line (scanned, cut)": await timed(
+                work, home, ToolCall("read_file", {"path": "big.log", "line": 2}), runs
+            ),
+            "search_files '(a*)*b', a 100 kB line + the tree": await timed(
+                work, home, ToolCall("search_files", {"pattern": "(a*)*b"}), runs
+            ),
             f"search_files 'needle' over {TREE_FILES} files (its 300 matches)": await timed(
                 work, home, ToolCall("search_files", {"pattern": "needle", "path": "tree", "max_results": 500}), runs
             ),

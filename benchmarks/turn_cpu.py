@@ -86,24 +86,42 @@ class Arrivals:
         return self.reply(request) if callable(self.reply) else self.reply
 
 
-async def measure(scenario: str, turns: int, warmup: int, profile: str | None, crow: list[str]) -> tuple[float, float, list[float]]:
-    """(crow CPU ms per turn, median wall ms per turn, median ms of: prompt sent → model asked → first chunk → answer)."""
+async def measure(
+    scenario: str, turns: int, warmup: int, profile: str | None, crow: list[str]
+) -> tuple[float, float, list[float]]:
+    """(crow CPU ms per turn, median wall ms per turn, median ms of: prompt sent → model asked → first chunk
+    → answer)."""
     arrivals = Arrivals(SCENARIOS[scenario]())
     model = ScriptedModel(default=arrivals).start()
     home = tempfile.mkdtemp(prefix="crow-turn-cpu-")
-    env = {**os.environ, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": model.base_url, "CROW_HOME": home, "CROW_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "bench",
+        "OPENAI_BASE_URL": model.base_url,
+        "CROW_HOME": home,
+        "CROW_LOG_LEVEL": "WARNING",
+    }
     command = [PY, "-c", PROFILED.format(out=profile)] if profile else crow
-    servers = [McpServerStdio(name="time", command=PY, args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[])]
+    servers = [
+        McpServerStdio(name="time", command=PY, args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[])
+    ]
     try:
         client = Client()
-        async with spawn_agent_process(client, *command, env=env, cwd=home, transport_kwargs={"stderr": None}) as (conn, proc):
+        async with spawn_agent_process(client, *command, env=env, cwd=home, transport_kwargs={"stderr": None}) as (
+            conn,
+            proc,
+        ):
             await conn.initialize(
-                protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(), client_info=Implementation(name="b", version="0")
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="b", version="0"),
             )
             walls, phases, cpu = [], [], 0.0
             for index in range(warmup + turns):
                 if index % PER_SESSION == 0:  # short sessions, as the harness has: the history stays small
-                    sid = (await conn.new_session(cwd=home, mcp_servers=servers if scenario == "tool" else [])).session_id
+                    sid = (
+                        await conn.new_session(cwd=home, mcp_servers=servers if scenario == "tool" else [])
+                    ).session_id
                 asked, client.first_chunk = len(arrivals.times), None
                 before, start = cpu_seconds(proc.pid), time.perf_counter()
                 await conn.prompt(session_id=sid, prompt=[text_block("go")])
@@ -126,15 +144,23 @@ async def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3, help="fresh crow processes; the lowest CPU figure is kept")
     parser.add_argument("--profile", help="run crow under cProfile and write the stats here (one process)")
-    parser.add_argument("--crow", default=f"{PY} -m crow acp", help="the command that runs crow (another checkout's, to compare)")
+    parser.add_argument(
+        "--crow", default=f"{PY} -m crow acp", help="the command that runs crow (another checkout's, to compare)"
+    )
     args = parser.parse_args()
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     for name in names:
-        results = [await measure(name, args.turns, args.warmup, args.profile, shlex.split(args.crow)) for _ in range(1 if args.profile else args.repeat)]
+        results = [
+            await measure(name, args.turns, args.warmup, args.profile, shlex.split(args.crow))
+            for _ in range(1 if args.profile else args.repeat)
+        ]
         cpu, wall, phases = min(results)
         split = " → ".join(f"{ms:.2f}" for ms in phases)
-        print(f"{name:<10} crow CPU {cpu:7.2f} ms/turn   wall median {wall:7.2f} ms   [sent → asked → first chunk → answer: {split} ms]"
-              f"   ({args.turns} turns, best of {len(results)})")
+        print(
+            f"{name:<10} crow CPU {cpu:7.2f} ms/turn   wall median {wall:7.2f} ms   "
+            f"[sent → asked → first chunk → answer: {split} ms]"
+            f"   ({args.turns} turns, best of {len(results)})"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,9 @@ def load_agent(spec: str | None, config: Any) -> Any:
         except Exception as exc:  # boundary with the user's build(): one line instead of a traceback
             raise Exit(SETUP, f"--agent {spec}: {attr}() raised {_brief(exc)}") from exc
     if not isinstance(value, (AcpAgent, MultiAgent)):
-        raise Exit(SETUP, f"--agent {spec} is not an AcpAgent or MultiAgent, nor a factory of one "
-                          f"(got {type(value).__name__})")
+        raise Exit(
+            SETUP, f"--agent {spec} is not an AcpAgent or MultiAgent, nor a factory of one (got {type(value).__name__})"
+        )
     return value
 
 

@@ -143,10 +143,17 @@ async def _probe(report: Report, config: Any, cwd: str) -> list[str]:
 def _model_section(report: Report, config: Any, answer: str | None) -> None:
     profile = config.profile()
     own = config.models.get(config.model)
-    source = "[models." + config.model + "] base_url" if own and own.base_url else \
-        "OPENAI_BASE_URL" if profile.base_url else "the OpenAI default"
+    source = (
+        "[models." + config.model + "] base_url"
+        if own and own.base_url
+        else "OPENAI_BASE_URL"
+        if profile.base_url
+        else "the OpenAI default"
+    )
     report.section("model")
-    report.item("profile", config.model if config.model in config.models else f"{config.model} (not a profile: a raw id)")
+    report.item(
+        "profile", config.model if config.model in config.models else f"{config.model} (not a profile: a raw id)"
+    )
     report.item("model id", profile.model)
     report.item("endpoint", f"{profile.base_url or 'https://api.openai.com/v1'} (from {source})")
     key_set = bool(os.environ.get(profile.api_key_env) or profile.api_key)
@@ -186,8 +193,10 @@ async def _servers(config: Any, cwd: str) -> dict[str, Any]:
     host = McpHost(cwd=cwd, connect_timeout=config.timeouts.mcp_connect, call_timeout=config.timeouts.mcp_call)
     try:
         await host.connect(server_specs([], config.mcp_servers))
-        return {s.spec.name: Started(s.spec.command, s.status == "ready", s.error, [t.name for t in s.tools])
-                for s in host.servers}
+        return {
+            s.spec.name: Started(s.spec.command, s.status == "ready", s.error, [t.name for t in s.tools])
+            for s in host.servers
+        }
     finally:
         await host.close()
 

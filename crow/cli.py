@@ -34,8 +34,10 @@ paths (under $CROW_HOME):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="crow", description="A small ACP agent server for Zed and other editors.",
-        epilog=ENVIRONMENT_HELP + EXIT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="crow",
+        description="A small ACP agent server for Zed and other editors.",
+        epilog=ENVIRONMENT_HELP + EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -47,7 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     acp = commands.add_parser("acp", parents=[agent], help="serve the agent over ACP on stdio (what Zed runs)")
     acp.add_argument("--log-file-only", action="store_true", help=argparse.SUPPRESS)  # logs to crow.log only
     run = commands.add_parser(
-        "run", parents=[agent], help="run one prompt from the terminal", epilog=EXIT_HELP,
+        "run",
+        parents=[agent],
+        help="run one prompt from the terminal",
+        epilog=EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
@@ -55,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
     run.add_argument("--session", help="continue a stored session by id")
     run.add_argument("--format", choices=["text", "json"], default="text", help="json: one JSON object per event")
-    run.add_argument("--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent")
+    run.add_argument(
+        "--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent"
+    )
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
@@ -128,8 +135,11 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
     from crow_acp.server.stdio import configure_logging, protect_stdout, serve
 
     if not watchable(1):
-        raise Exit(USAGE, "crow acp writes ACP to a pipe, a socket or a terminal, not to a file or a closed "
-                          "stdout; pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)")  # fmt: skip
+        raise Exit(
+            USAGE,
+            "crow acp writes ACP to a pipe, a socket or a terminal, not to a file or a closed stdout; "
+            "pipe its output instead (crow acp < requests.jsonl | tee answers.jsonl)",
+        )
 
     config = load(model)  # a mistake in config.toml stops crow here, before it serves anything
     if spec is None:  # the default agent is built once initialize is answered (crow_acp/server/lazy_agent.py)
@@ -175,8 +185,17 @@ def run_terminal(args: argparse.Namespace) -> int:
 
     warnings = env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
     options = RunOptions(
-        prompt=prompt, cwd=cwd, session=args.session, approve=args.yes, format=args.format, raw=args.raw,
-        verbose=args.verbose, agent=args.agent, config=config, log_dir=config.log_dir, warnings=warnings,
+        prompt=prompt,
+        cwd=cwd,
+        session=args.session,
+        approve=args.yes,
+        format=args.format,
+        raw=args.raw,
+        verbose=args.verbose,
+        agent=args.agent,
+        config=config,
+        log_dir=config.log_dir,
+        warnings=warnings,
     )
     return run_prompt(options)
 

@@ -18,22 +18,53 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     serve.add_argument(
-        "--token-file", metavar="PATH", help="file holding the bearer token clients must send (else CROW_SERVE_TOKEN, "
-        "else crow generates one into $CROW_HOME/serve-PORT.token)"
+        "--token-file",
+        metavar="PATH",
+        help="file holding the bearer token clients must send (else CROW_SERVE_TOKEN, "
+        "else crow generates one into $CROW_HOME/serve-PORT.token)",
     )
-    serve.add_argument("--token", help="the bearer token itself; kept for old scripts, but every local user sees it in ps: "
-                       "prefer CROW_SERVE_TOKEN or --token-file")
-    serve.add_argument("--no-token", action="store_true", help="serve without a token (loopback only; any local user can connect)")
-    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME", help="a Host name clients use (repeatable)")
-    serve.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN", help="a browser origin allowed in (repeatable)")
-    serve.add_argument("--allow-client-command", action="append", default=[], metavar="COMMAND",
-                       help="a stdio MCP server command clients may start (repeatable)")
-    serve.add_argument("--allow-client-commands", action="store_true", help="clients may start any stdio MCP server command")
-    serve.add_argument("--idle-timeout", type=float, default=300.0, help="seconds before an idle HTTP connection is closed (default 300)")
-    serve.add_argument("--header-timeout", type=float, default=10.0, help="seconds a client has to send request headers (default 10)")
+    serve.add_argument(
+        "--token",
+        help="the bearer token itself; kept for old scripts, but every local user sees it in ps: "
+        "prefer CROW_SERVE_TOKEN or --token-file",
+    )
+    serve.add_argument(
+        "--no-token", action="store_true", help="serve without a token (loopback only; any local user can connect)"
+    )
+    serve.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME", help="a Host name clients use (repeatable)"
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed in (repeatable)",
+    )
+    serve.add_argument(
+        "--allow-client-command",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="a stdio MCP server command clients may start (repeatable)",
+    )
+    serve.add_argument(
+        "--allow-client-commands", action="store_true", help="clients may start any stdio MCP server command"
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        help="seconds before an idle HTTP connection is closed (default 300)",
+    )
+    serve.add_argument(
+        "--header-timeout", type=float, default=10.0, help="seconds a client has to send request headers (default 10)"
+    )
     serve.add_argument("--max-connections", type=int, default=256, help="ACP connections at once (default 256)")
     serve.add_argument("--max-requests", type=int, default=64, help="unanswered requests per connection (default 64)")
-    serve.add_argument("--max-body", type=int, default=50 * 1024 * 1024, help="bytes in one request or message (default 50 MiB)")
+    serve.add_argument(
+        "--max-body", type=int, default=50 * 1024 * 1024, help="bytes in one request or message (default 50 MiB)"
+    )
     serve.add_argument("--grace", type=float, default=30.0, help="seconds running turns get after SIGTERM (default 30)")
 
 
@@ -47,13 +78,18 @@ def serve_command(args: argparse.Namespace) -> int:
     from crow_acp.web.run import ServeOptions, TokenRequired, check_token, serve
 
     limits = Limits(
-        max(args.max_connections, 1), max(args.max_requests, 1), max(args.max_body, 1024),
-        max(args.idle_timeout, 1.0), max(args.header_timeout, 1.0),
+        max(args.max_connections, 1),
+        max(args.max_requests, 1),
+        max(args.max_body, 1024),
+        max(args.idle_timeout, 1.0),
+        max(args.header_timeout, 1.0),
     )
     commands = ClientCommands(args.allow_client_commands, frozenset(args.allow_client_command))
     gate = Gate.build(args.host, args.allowed_host, args.allowed_origin)
     config = load(args.model)
-    options = ServeOptions(args.host, args.port, _token(args, config.home), max(args.grace, 0.0), limits, gate, commands)
+    options = ServeOptions(
+        args.host, args.port, _token(args, config.home), max(args.grace, 0.0), limits, gate, commands
+    )
     try:
         check_token(options)
     except TokenRequired as exc:
@@ -78,15 +114,21 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
 
     if args.no_token:
         if args.token or args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
-            raise Exit(SETUP, "--no-token and a token (--token, --token-file or CROW_SERVE_TOKEN) contradict each other")
+            raise Exit(
+                SETUP, "--no-token and a token (--token, --token-file or CROW_SERVE_TOKEN) contradict each other"
+            )
         if not is_loopback(args.host):
             raise Exit(SETUP, f"--no-token is for loopback only, and crow serve would listen on {args.host}")
-        _warn("WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
-              "connect and run tools as you. Use it only on a machine that is yours alone.")
+        _warn(
+            "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
+            "connect and run tools as you. Use it only on a machine that is yours alone."
+        )
         return None
     if args.token:
-        _warn("crow serve: --token puts the token on the command line, where every local user can read it (ps); "
-              "use CROW_SERVE_TOKEN or --token-file")
+        _warn(
+            "crow serve: --token puts the token on the command line, where every local user can read it (ps); "
+            "use CROW_SERVE_TOKEN or --token-file"
+        )
         if not (token := args.token.strip()):
             raise Exit(SETUP, "--token is empty: give a token, or --no-token to serve without one (loopback only)")
         return token
@@ -98,7 +140,9 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
         token, path = generate_token_file(home, args.port)
     except (TokenError, OSError) as exc:
         raise Exit(SETUP, str(exc)) from exc
-    _warn(f"crow serve: clients must send 'Authorization: Bearer <token>'; the token is in {path} (readable by you only)")
+    _warn(
+        f"crow serve: clients must send 'Authorization: Bearer <token>'; the token is in {path} (readable by you only)"
+    )
     return token
 
 
@@ -138,8 +182,11 @@ def _module(target: str, *, fresh: bool) -> Any:
 
     if not fresh:
         return _import(target)
-    found = importlib.util.spec_from_file_location(Path(target).stem, Path(target).expanduser().resolve()) \
-        if target.endswith(".py") else importlib.util.find_spec(target)
+    found = (
+        importlib.util.spec_from_file_location(Path(target).stem, Path(target).expanduser().resolve())
+        if target.endswith(".py")
+        else importlib.util.find_spec(target)
+    )
     if found is None or found.loader is None:
         raise RuntimeError(f"--agent: cannot load {target} again")
     module = importlib.util.module_from_spec(found)

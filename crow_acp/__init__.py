@@ -1,7 +1,8 @@
 """crow_acp: the ACP agent server core.
 
 The plugin-facing API (callbacks, hook types, tools, slash commands, SessionAccess) is
-crow_acp/api.py, readable top to bottom. Public names load lazily, so `crow acp` answers `initialize` without importing what a turn needs.
+crow_acp/api.py, readable top to bottom. Public names load lazily, so `crow acp` answers `initialize`
+without importing what a turn needs.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@
     │   └── AgentGone            `crow run`'s hosted agent stopped serving before it answered (server/hosted.py)
     ├── ToolError            a tool failure the model reads and can act on (bad path, missing match)
     │   ├── Stopped              file work gave up because its call was cancelled (editor/common.py)
-    │   └── Refused              a workspace file crow reads by itself leads out of the roots (editor/workspace_files.py)
+    │   └── Refused              a workspace file crow reads by itself leads out of the roots
+    │                            (editor/workspace_files.py)
     ├── McpError             an MCP server failed
     │   └── ServerUnavailable    the server is not connected (mcp_tool.py)
     ├── CommandError         a slash command's handler raised

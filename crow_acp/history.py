@@ -27,7 +27,9 @@ from .events import ToolKind, ToolStatus
 
 EntryKind = Literal["message", "prompt", "injected", "summary", "ack"]
 HIDDEN_KINDS: frozenset[str] = frozenset({"injected", "ack"})
-_KNOWN = frozenset({"kind", "hidden", "blocks", "message_id", "reasoning", "tool", "replaced", "skill", "copy", "handoff"})
+_KNOWN = frozenset(
+    {"kind", "hidden", "blocks", "message_id", "reasoning", "tool", "replaced", "skill", "copy", "handoff"}
+)
 _TOOL_KNOWN = frozenset({"name", "title", "kind", "status", "locations", "raw_input", "content"})
 
 
@@ -48,8 +50,13 @@ class ToolDisplay:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "title": self.title, "kind": self.kind, "status": self.status,
-            "locations": list(self.locations), "raw_input": self.raw_input, "content": self.content,
+            "name": self.name,
+            "title": self.title,
+            "kind": self.kind,
+            "status": self.status,
+            "locations": list(self.locations),
+            "raw_input": self.raw_input,
+            "content": self.content,
         }
 
     @classmethod
@@ -121,7 +128,12 @@ class EntryMeta:
                 out["kind"] = "ack"
         if self.kind == "prompt" or self.blocks is not None:
             out["blocks"] = list(self.blocks or [])
-        optional = {"message_id": self.message_id, "reasoning": self.reasoning, "replaced": self.replaced, "skill": self.skill}
+        optional = {
+            "message_id": self.message_id,
+            "reasoning": self.reasoning,
+            "replaced": self.replaced,
+            "skill": self.skill,
+        }
         out |= {key: value for key, value in optional.items() if value is not None}
         if self.tool is not None:
             out["tool"] = self.tool.to_json()

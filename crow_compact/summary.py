@@ -105,8 +105,11 @@ def _block(entry: Entry, names: dict[Any, str]) -> str:
 
 def _text(content: Any) -> str:
     if isinstance(content, list):
-        return "\n".join(part.get("text", "") if part.get("type") == "text" else f"[{part.get('type')}]"
-                         for part in content if isinstance(part, dict))
+        return "\n".join(
+            part.get("text", "") if part.get("type") == "text" else f"[{part.get('type')}]"
+            for part in content
+            if isinstance(part, dict)
+        )
     if content is None or isinstance(content, str):
         return content or ""
     return json.dumps(content)

@@ -102,7 +102,9 @@ def read_context(cwd: Path, names: tuple[str, ...] = CONTEXT_FILES, cap: int = C
     for path, text in reversed(texts):
         shown.append((path, _fit(path, text, budget)))
         budget = max(0, budget - len(text))
-    found.text = "\n\n".join(f'<workspace_file path="{path}">\n{text}\n</workspace_file>' for path, text in reversed(shown))
+    found.text = "\n\n".join(
+        f'<workspace_file path="{path}">\n{text}\n</workspace_file>' for path, text in reversed(shown)
+    )
     return found
 
 

@@ -190,7 +190,8 @@ def default_skills(
     home: the crow home; None means $CROW_HOME or ~/.crow.
 
     Compose it before default_prompt(), whose begin_session renders the catalog this one stores:
-        CrowCallbacks(...) + default_skills() + CrowCallbacks(begin_session=[prompt], pre_request=[prompt], end_session=[prompt])
+        CrowCallbacks(...) + default_skills()
+        + CrowCallbacks(begin_session=[prompt], pre_request=[prompt], end_session=[prompt])
     """
     hook = SkillsHook(skills_dir, home, reinject_budget, reinject_skill_cap)
     return CrowCallbacks(

@@ -54,7 +54,8 @@ class Skill:
 def load_skill(path: Path, source: str = "custom", roots: tuple[str, ...] | None = None) -> Skill:
     """Parse and validate one SKILL.md; SkillError says what is wrong.
 
-    With `roots` (a project skill), the file is read as read_file reads: inside the roots. Either way at most MAX_FILE bytes are read, and a FIFO or device is refused, not waited on."""
+    With `roots` (a project skill), the file is read as read_file reads: inside the roots. Either way at
+    most MAX_FILE bytes are read, and a FIFO or device is refused, not waited on."""
     try:
         read = read_confined(str(path), roots or ("/",), MAX_FILE + 1)
     except (Refused, OSError) as exc:

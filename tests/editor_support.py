@@ -51,7 +51,9 @@ class Terminal:
         code = self.process.returncode
         if code is None:
             return None
-        return TerminalExitStatus(exit_code=code if code >= 0 else None, signal=None if code >= 0 else signal.Signals(-code).name)
+        return TerminalExitStatus(
+            exit_code=code if code >= 0 else None, signal=None if code >= 0 else signal.Signals(-code).name
+        )
 
 
 class EditorClient(RecordingClient):
@@ -65,7 +67,9 @@ class EditorClient(RecordingClient):
     def called(self, method: str) -> list[dict[str, Any]]:
         return [args for name, args in self.calls if name == method]
 
-    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **_: Any) -> Any:
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **_: Any
+    ) -> Any:
         self.calls.append(("read_text_file", {"path": path, "line": line, "limit": limit}))
         if path not in self.files:
             raise RequestError.resource_not_found(path)
@@ -78,9 +82,19 @@ class EditorClient(RecordingClient):
         self.files[path] = content
         return WriteTextFileResponse()
 
-    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
-                              cwd: str | None = None, output_byte_limit: int | None = None, **_: Any) -> Any:  # fmt: skip
-        self.calls.append(("create_terminal", {"command": command, "args": args, "cwd": cwd, "limit": output_byte_limit}))
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: Any = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> Any:
+        self.calls.append(
+            ("create_terminal", {"command": command, "args": args, "cwd": cwd, "limit": output_byte_limit})
+        )
         extra = {item.name: item.value for item in env or []}
         process = await asyncio.create_subprocess_exec(
             command, *(args or []), cwd=cwd, env={**os.environ, **extra}, stdin=asyncio.subprocess.DEVNULL,
@@ -98,7 +112,9 @@ class EditorClient(RecordingClient):
         if terminal.process.returncode is not None:
             await terminal.reader
         return TerminalOutputResponse(
-            output=terminal.output.decode(errors="replace"), truncated=terminal.truncated, exit_status=terminal.exit_status()
+            output=terminal.output.decode(errors="replace"),
+            truncated=terminal.truncated,
+            exit_status=terminal.exit_status(),
         )
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **_: Any) -> Any:
@@ -148,7 +164,11 @@ def updates_for(client: Any, call_id: str) -> list[Any]:
 
 
 def final(client: Any, call_id: str) -> Any:
-    done = [u for u in updates_for(client, call_id) if u.session_update == "tool_call_update" and u.status in ("completed", "failed")]
+    done = [
+        u
+        for u in updates_for(client, call_id)
+        if u.session_update == "tool_call_update" and u.status in ("completed", "failed")
+    ]
     assert len(done) == 1, updates_for(client, call_id)
     return done[0]
 

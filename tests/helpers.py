@@ -150,7 +150,11 @@ async def echo_remote(kind: str, name: str | None = None) -> AsyncIterator[Any]:
     for _attempt in range(3):  # another process may take the free port before the server binds it
         port = free_port()
         proc = await asyncio.create_subprocess_exec(
-            spawn.python(), str(ECHO_SERVER), f"--{kind}", str(port), stdout=asyncio.subprocess.DEVNULL,
+            spawn.python(),
+            str(ECHO_SERVER),
+            f"--{kind}",
+            str(port),
+            stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
         if await _serving(proc, port):
@@ -199,7 +203,9 @@ def assert_strict_pairing(messages: list[dict[str, Any]], *, in_flight_ok: bool 
         assert role != "system" or index == 0, f"{index}: a system message after the start"
         if role == "tool":
             assert expecting is not None, f"{index}: a tool result with no assistant tool call right before it"
-            assert message["tool_call_id"] in expecting, f"{index}: result for {message['tool_call_id']}, not an open call"
+            assert message["tool_call_id"] in expecting, (
+                f"{index}: result for {message['tool_call_id']}, not an open call"
+            )
             expecting.discard(message["tool_call_id"])
             continue
         assert not expecting, f"{index}: {role} message while calls {expecting} are unanswered"

@@ -48,7 +48,10 @@ def _options(args: tuple[str, ...]) -> tuple[str | None, str | None]:
 
 @asynccontextmanager
 async def hosted_crow(
-    client: Any, env: dict[str, str], *args: str, cwd: str | None = None,
+    client: Any,
+    env: dict[str, str],
+    *args: str,
+    cwd: str | None = None,
     capabilities: ClientCapabilities | None = None,
 ) -> AsyncIterator[tuple[Any, None]]:
     """`crow acp ARGS` in this process, initialized; yields (connection, None) where run_crow yields a process."""
@@ -59,7 +62,8 @@ async def hosted_crow(
             conn = ClientSideConnection(cast(Any, client), served.wire, use_unstable_protocol=True)
             try:
                 await conn.initialize(
-                    protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities or ClientCapabilities(),
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=capabilities or ClientCapabilities(),
                     client_info=Implementation(name="crow-tests", version="0"),
                 )
                 yield conn, None

@@ -132,7 +132,14 @@ def report(name: str, variants: int, lost: str) -> None:
 
 
 async def open_matrix(
-    name: str, crow: RawCrow, model: ScriptedModel, home: Path, cwd: Path, *, servers: list | None = None, router: Router | None = None
+    name: str,
+    crow: RawCrow,
+    model: ScriptedModel,
+    home: Path,
+    cwd: Path,
+    *,
+    servers: list | None = None,
+    router: Router | None = None,
 ) -> Matrix:
     reply = await crow.call("session/new", {"cwd": str(cwd), "mcpServers": SERVERS if servers is None else servers})
     return Matrix(name, crow, model, home, reply["result"]["sessionId"], router=router)

@@ -39,7 +39,9 @@ async def scripted(**scripts: Any) -> AsyncIterator[dict[str, ScriptedModel]]:
 
 
 @asynccontextmanager
-async def serve(client: Any, factory: str, home: Path, models: dict[str, ScriptedModel], **kwargs: Any) -> AsyncIterator[Any]:
+async def serve(
+    client: Any, factory: str, home: Path, models: dict[str, ScriptedModel], **kwargs: Any
+) -> AsyncIterator[Any]:
     env = multi_env(home, models, **kwargs.pop("env", {}))
     async with run_crow(client, env, "--agent", f"{AGENTS}:{factory}", **kwargs) as (conn, _):
         yield conn
@@ -60,13 +62,22 @@ def titles(client: Any) -> list[tuple[str, str]]:
 
 def functions(**scripts: Any) -> dict[str, FunctionModel]:
     """name=[entries] or name=responder: one in-process FunctionModel per agent."""
-    return {name: FunctionModel(script) if isinstance(script, list) else FunctionModel(default=script)
-            for name, script in scripts.items()}
+    return {
+        name: FunctionModel(script) if isinstance(script, list) else FunctionModel(default=script)
+        for name, script in scripts.items()
+    }
 
 
 @asynccontextmanager
-async def in_process(client: Any, factory: str, home: Path, models: dict[str, FunctionModel], monkeypatch: Any,
-                     env: dict[str, str] | None = None, capabilities: Any = None) -> AsyncIterator[Any]:
+async def in_process(
+    client: Any,
+    factory: str,
+    home: Path,
+    models: dict[str, FunctionModel],
+    monkeypatch: Any,
+    env: dict[str, str] | None = None,
+    capabilities: Any = None,
+) -> AsyncIterator[Any]:
     """The same graph as `serve`, built and driven in this process: each agent's model is its FunctionModel.
 
     Agents are made by tests/agents/multi_agents.py from configs whose model is "scripted-<name>";

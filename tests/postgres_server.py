@@ -53,12 +53,24 @@ class PostgresServer:
         data = self.dir / "data"
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
-        init = self._as_user(str(self.bin / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        init = self._as_user(
+            str(self.bin / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"
+        )
         subprocess.run(init, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         fast = [] if self.durable else ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
         server = self._as_user(
-            str(self.bin / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(self.port), "-k", str(self.dir),
-            "-c", "max_connections=400", *fast,
+            str(self.bin / "postgres"),
+            "-D",
+            str(data),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-k",
+            str(self.dir),
+            "-c",
+            "max_connections=400",
+            *fast,
         )
         self.proc = subprocess.Popen(server, stdout=subprocess.DEVNULL, stderr=open(self.dir / "server.log", "wb"))
         self._wait_ready()

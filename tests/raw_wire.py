@@ -45,7 +45,9 @@ class RawCrow:
         """Send a request; returns its id."""
         if request_id is None:
             request_id, self._next_id = self._next_id, self._next_id + 1
-        await self.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n")
+        await self.write(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
+        )
         return request_id
 
     async def notify(self, method: str, params: Any) -> None:

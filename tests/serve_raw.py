@@ -21,8 +21,14 @@ async def upgrade_status(served: Served, headers: dict[str, str]) -> int:
     host, port = served.url.removeprefix("http://").split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     key = base64.b64encode(os.urandom(16)).decode()
-    lines = {"Host": f"{host}:{port}", "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": key,
-             "Sec-WebSocket-Version": "13", **headers}
+    lines = {
+        "Host": f"{host}:{port}",
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": key,
+        "Sec-WebSocket-Version": "13",
+        **headers,
+    }
     writer.write(("GET /acp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in lines.items()) + "\r\n").encode())
     await writer.drain()
     status = int((await reader.readline()).split()[1])

@@ -43,7 +43,11 @@ class Served:
 
 @asynccontextmanager
 async def crow_serve(
-    env: dict[str, str], *args: str, python_args: tuple[str, ...] = (), token: str | None = TOKEN, client_commands: bool = True,
+    env: dict[str, str],
+    *args: str,
+    python_args: tuple[str, ...] = (),
+    token: str | None = TOKEN,
+    client_commands: bool = True,
     preexec_fn: Any = None,
 ) -> AsyncIterator[Served]:
     """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200: with `token` in

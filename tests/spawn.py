@@ -32,7 +32,12 @@ EXEC_ALL = os.environ.get("CROW_TEST_EXEC") == "1"
 
 
 async def start(
-    args: list[str], env: Mapping[str, str], cwd: str | Path | None = None, *, limit: int = 2**16, exec_: bool = False,
+    args: list[str],
+    env: Mapping[str, str],
+    cwd: str | Path | None = None,
+    *,
+    limit: int = 2**16,
+    exec_: bool = False,
     wrapper: tuple[str, ...] = (),
 ) -> Any:
     """`python -m crow ARGS` with stdin and stdout piped to the test, stderr inherited; a wrapper
@@ -241,5 +246,3 @@ atexit.register(stop)
 
 def _absolute(cwd: str | Path | None) -> str:
     return os.path.abspath(cwd if cwd is not None else os.getcwd())
-
-

@@ -11,7 +11,9 @@ from helpers import RecordingClient, crow_env, run_crow, text
 from crow_acp.testing import Reply, ScriptedModel
 
 
-async def tool_answers_while_swapping(tmp_path: Path, work: Path, swapper: str, args: list[str], script: list[Reply]) -> list[str]:
+async def tool_answers_while_swapping(
+    tmp_path: Path, work: Path, swapper: str, args: list[str], script: list[Reply]
+) -> list[str]:
     """One prompt whose replies call tools in `work` while `swapper` (Python source, run with `args` and then a
     stop file) swaps things under them; the tool answers the model got. The swapper must have swapped."""
     stop = tmp_path / "stop"
@@ -20,7 +22,10 @@ async def tool_answers_while_swapping(tmp_path: Path, work: Path, swapper: str, 
     )
     try:
         with ScriptedModel(script, default=Reply(text="done")) as model:
-            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (
+                conn,
+                _,
+            ):
                 session = await conn.new_session(cwd=str(work), mcp_servers=[])
                 assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
     finally:

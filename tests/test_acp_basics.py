@@ -192,12 +192,17 @@ async def test_embedded_resources_and_file_links_reach_the_model(crow_home, tmp_
         EmbeddedResourceContentBlock(
             type="resource",
             # an unsaved buffer inside the session's roots (one outside them is left out: test_prompt_links.py)
-            resource=TextResourceContents(uri=(tmp_path / "buffer.py").as_uri(), text="EMBEDDED-BUFFER", mime_type="text/plain"),
+            resource=TextResourceContents(
+                uri=(tmp_path / "buffer.py").as_uri(), text="EMBEDDED-BUFFER", mime_type="text/plain"
+            ),
         ),
         ResourceContentBlock(type="resource_link", name="notes.txt", uri=linked.as_uri()),
     ]
     client = RecordingClient()
-    async with ScriptedModel([Reply(text="seen")]) as model, core(client, crow_env(crow_home, model.base_url)) as (conn, _):
+    async with (
+        ScriptedModel([Reply(text="seen")]) as model,
+        core(client, crow_env(crow_home, model.base_url)) as (conn, _),
+    ):
         with anyio.fail_after(20):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             assert (await conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"

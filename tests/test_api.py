@@ -35,5 +35,13 @@ def test_an_unknown_or_private_name_is_an_attribute_error():
 def test_the_plugin_api_module_holds_every_name_a_plugin_writes_against():
     for name in crow_acp.api.__all__:
         assert getattr(crow_acp.api, name) is not None
-    for name in ("CrowCallbacks", "SessionAccess", "SlashCommand", "Tool", "ToolContext", "ToolDecision", "EndTurnArgs"):
+    for name in (
+        "CrowCallbacks",
+        "SessionAccess",
+        "SlashCommand",
+        "Tool",
+        "ToolContext",
+        "ToolDecision",
+        "EndTurnArgs",
+    ):
         assert getattr(crow_acp, name) is getattr(crow_acp.api, name), name

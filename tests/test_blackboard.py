@@ -75,10 +75,21 @@ async def check_everywhere(
 MUTATIONS = [
     ("ctx[k] = v", lambda ctx: ctx.__setitem__("notes", 1), {"notes": 1}),
     ("|=", lambda ctx: ctx.__ior__({"notes": 2, "plan": {"steps": []}}), {"notes": 2, "plan": {"steps": []}}),
-    ("update", lambda ctx: ctx.update({"notes": 3}, blackboard="x"), {"notes": 3, "plan": {"steps": []}, "blackboard": "x"}),
-    ("setdefault (new)", lambda ctx: ctx.pop("blackboard") and ctx.setdefault("blackboard", "y"),
-     {"notes": 3, "plan": {"steps": []}, "blackboard": "y"}),
-    ("setdefault (kept)", lambda ctx: ctx.setdefault("blackboard", "z"), {"notes": 3, "plan": {"steps": []}, "blackboard": "y"}),
+    (
+        "update",
+        lambda ctx: ctx.update({"notes": 3}, blackboard="x"),
+        {"notes": 3, "plan": {"steps": []}, "blackboard": "x"},
+    ),
+    (
+        "setdefault (new)",
+        lambda ctx: ctx.pop("blackboard") and ctx.setdefault("blackboard", "y"),
+        {"notes": 3, "plan": {"steps": []}, "blackboard": "y"},
+    ),
+    (
+        "setdefault (kept)",
+        lambda ctx: ctx.setdefault("blackboard", "z"),
+        {"notes": 3, "plan": {"steps": []}, "blackboard": "y"},
+    ),
     ("del", lambda ctx: ctx.__delitem__("notes"), {"plan": {"steps": []}, "blackboard": "y"}),
     ("pop", lambda ctx: ctx.pop("plan"), {"blackboard": "y"}),
     ("pop with default", lambda ctx: ctx.pop("plan", None), {"blackboard": "y"}),
@@ -143,11 +154,26 @@ async def test_a_reloaded_graph_gets_the_stored_blackboard_back(tmp_path):
 
 NESTED = [
     ("bb[k] = v", lambda bb: bb.__setitem__("x", 1), {"x": 1}),
-    ("nested append", lambda bb: bb.setdefault("findings", []).append({"file": "a.py"}),
-     {"x": 1, "findings": [{"file": "a.py"}]}),
-    ("nested dict", lambda bb: bb["findings"][0].__setitem__("line", 3), {"x": 1, "findings": [{"file": "a.py", "line": 3}]}),
-    ("|=", lambda bb: bb.__ior__({"d": {"k": []}}), {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": []}}),
-    ("deep +=", lambda bb: bb["d"]["k"].__iadd__(["v"]), {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": ["v"]}}),
+    (
+        "nested append",
+        lambda bb: bb.setdefault("findings", []).append({"file": "a.py"}),
+        {"x": 1, "findings": [{"file": "a.py"}]},
+    ),
+    (
+        "nested dict",
+        lambda bb: bb["findings"][0].__setitem__("line", 3),
+        {"x": 1, "findings": [{"file": "a.py", "line": 3}]},
+    ),
+    (
+        "|=",
+        lambda bb: bb.__ior__({"d": {"k": []}}),
+        {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": []}},
+    ),
+    (
+        "deep +=",
+        lambda bb: bb["d"]["k"].__iadd__(["v"]),
+        {"x": 1, "findings": [{"file": "a.py", "line": 3}], "d": {"k": ["v"]}},
+    ),
     ("del", lambda bb: bb.__delitem__("x"), {"findings": [{"file": "a.py", "line": 3}], "d": {"k": ["v"]}}),
     ("pop nested", lambda bb: bb["findings"].pop(), {"findings": [], "d": {"k": ["v"]}}),
     ("pop", lambda bb: bb.pop("d"), {"findings": []}),

@@ -46,7 +46,10 @@ async def test_a_huge_sparse_file_costs_no_more_than_the_answer(tmp_path):
     ]
     script = [Reply(tool_calls=[call]) for call in calls]
     with ScriptedModel(script, default=Reply(text="done")) as model:
-        async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, proc):
+        async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (
+            conn,
+            proc,
+        ):
             session = await conn.new_session(cwd=str(work), mcp_servers=[])
             assert (await conn.prompt(session_id=session.session_id, prompt=[text("go")])).stop_reason == "end_turn"
             peak = peak_rss_mb(proc.pid)
@@ -92,7 +95,10 @@ async def test_a_huge_directory_lists_only_what_is_shown(tmp_path):
     crowd.mkdir(parents=True)
     for index in range(20_000):
         (crowd / f"f{index:05}").touch()
-    calls = [ToolCall("list_files", {"path": "crowd"}, id="flat"), ToolCall("list_files", {"recursive": True}, id="tree")]
+    calls = [
+        ToolCall("list_files", {"path": "crowd"}, id="flat"),
+        ToolCall("list_files", {"recursive": True}, id="tree"),
+    ]
     _, model = await drive(RecordingClient(), tmp_path, work, calls)
     for cid in ("flat", "tree"):
         lines = results(model)[cid].splitlines()
@@ -107,7 +113,9 @@ async def test_other_sessions_answer_while_a_tool_works_and_a_cancel_stops_it(tm
     sparse(work / "endless.log", 1 << 40)  # 1 TiB of hole: scanning it for line 10^12 would take hours
     scan = ToolCall("read_file", {"path": "endless.log", "line": 10**12}, id="scan")
     client = RecordingClient()
-    with ScriptedModel([Reply(tool_calls=[scan]), Reply(text="other session answers")], default=Reply(text="done")) as model:
+    with ScriptedModel(
+        [Reply(tool_calls=[scan]), Reply(text="other session answers")], default=Reply(text="done")
+    ) as model:
         async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
             busy = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             other = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
@@ -122,7 +130,9 @@ async def test_other_sessions_answer_while_a_tool_works_and_a_cancel_stops_it(tm
                 await client.wait_for(running, timeout=60)
                 with anyio.fail_after(60):
                     assert (await conn.prompt(session_id=other, prompt=[text("hi")])).stop_reason == "end_turn"
-                assert not [u for u in client.tool_updates("scan") if u.status in ("completed", "failed")]  # still scanning
+                assert not [
+                    u for u in client.tool_updates("scan") if u.status in ("completed", "failed")
+                ]  # still scanning
                 begun = time.monotonic()
                 await conn.cancel(session_id=busy)
             cancel_took = time.monotonic() - begun

@@ -61,7 +61,9 @@ async def test_cancel_mid_stream_mid_tool_and_during_permission(crow_home, tmp_p
             with anyio.fail_after(40):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
 
-                stop, took = await cancel_when(conn, client, sid, lambda c: len(c.of("agent_message_chunk")) >= 3, "talk")
+                stop, took = await cancel_when(
+                    conn, client, sid, lambda c: len(c.of("agent_message_chunk")) >= 3, "talk"
+                )
                 assert stop == "cancelled" and took < 1.0, took
                 shown = client.text()
                 assert 3 <= len(client.of("agent_message_chunk")) < 300

@@ -16,14 +16,14 @@ from crow_acp.testing import Fault, Reply, ScriptedModel, ScriptError, ToolCall,
 
 
 def crow(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(crow_command(*args), env=env, cwd=cwd, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=90)
+    return subprocess.run(
+        crow_command(*args), env=env, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=90
+    )
 
 
 def test_crow_check_reports_each_part_and_fails_on_a_broken_one(crow_home, tmp_path):
     (crow_home / "config.toml").write_text(
-        echo_toml() +
-        '[mcp_servers.gone]\ncommand = "no-such-mcp-server-here"\n'
+        echo_toml() + '[mcp_servers.gone]\ncommand = "no-such-mcp-server-here"\n'
         '[permissions.tools]\n"echo__*" = "allow"\n"shel__rm" = "deny"\n'
     )
     skill = crow_home / "skills" / "broken"
@@ -59,16 +59,27 @@ def test_crow_check_shows_a_config_error_and_fails(crow_home, tmp_path):
     (crow_home / "config.toml").write_text("[permission]\n")
     done = crow(crow_env(crow_home, "http://127.0.0.1:9/v1"), "check", "--cwd", str(tmp_path))
     assert done.returncode == 1
-    assert "✗ " + str(crow_home / "config.toml") + ": `[permission]`: unknown table; did you mean `[permissions]`?" in done.stdout
+    assert (
+        "✗ " + str(crow_home / "config.toml") + ": `[permission]`: unknown table; did you mean `[permissions]`?"
+        in done.stdout
+    )
 
 
 def test_a_json_script_holds_replies_tool_calls_and_errors(tmp_path):
     path = tmp_path / "demo.json"
-    path.write_text(json.dumps([
-        {"reasoning": "A file.", "text": "Writing.", "tool_calls": [{"name": "write_file", "arguments": {"path": "a"}}]},
-        {"error": {"status": 503, "message": "busy"}},
-        {"text": "Done."},
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "reasoning": "A file.",
+                    "text": "Writing.",
+                    "tool_calls": [{"name": "write_file", "arguments": {"path": "a"}}],
+                },
+                {"error": {"status": 503, "message": "busy"}},
+                {"text": "Done."},
+            ]
+        )
+    )
     assert load_script(path) == [
         Reply(text="Writing.", reasoning="A file.", tool_calls=[ToolCall("write_file", {"path": "a"})]),
         Fault(status=503, message="busy"),
@@ -95,13 +106,23 @@ def test_a_bad_script_names_the_entry(tmp_path, content, message):
 def test_crow_runs_on_a_scripted_model_from_a_json_file(crow_home, tmp_path):
     """The no-account demo (docs/terminal.md): the model writes a file through crow's tools, then answers."""
     script = tmp_path / "demo.json"
-    script.write_text(json.dumps([
-        {"text": "Writing hello.txt.", "tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-        {"text": "Done: hello.txt says hi."},
-    ]))
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "text": "Writing hello.txt.",
+                    "tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}],
+                },
+                {"text": "Done: hello.txt says hi."},
+            ]
+        )
+    )
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "crow_acp.testing", "--port", str(port), "--script", str(script)],
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "crow_acp.testing", "--port", str(port), "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         base_url = server.stdout.readline().strip()
         assert base_url == f"http://127.0.0.1:{port}/v1"

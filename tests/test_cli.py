@@ -13,27 +13,35 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
+
 async def crow(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     with anyio.fail_after(60):
-        return await anyio.run_process(crow_command(*args), env=env, check=False,
-                                       stdin=subprocess.DEVNULL if stdin is None else None, input=stdin)
+        return await anyio.run_process(
+            crow_command(*args), env=env, check=False, stdin=subprocess.DEVNULL if stdin is None else None, input=stdin
+        )
 
 
 async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
     write_config(crow_home, echo_toml())
     script = [
-        Reply(text="Adding them up.", reasoning="Use the tool.", tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2}, id="sum")]),
+        Reply(
+            text="Adding them up.",
+            reasoning="Use the tool.",
+            tool_calls=[ToolCall("echo__add", {"a": 40, "b": 2}, id="sum")],
+        ),
         Reply(text="The sum is 42.", chunks=4),
     ]
     async with ScriptedModel(script) as model:
-        done = await crow(crow_env(crow_home, model.base_url), "run", "what is 40 + 2?", "--yes", "--cwd", str(tmp_path))
+        done = await crow(
+            crow_env(crow_home, model.base_url), "run", "what is 40 + 2?", "--yes", "--cwd", str(tmp_path)
+        )
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, err
     assert out == "Adding them up.\nThe sum is 42.\n"
     lines = err.splitlines()
     start = lines.index("⚙ add (echo) [pending]")
     assert "Use the tool." in lines[:start], "reasoning goes to stderr, before the call"
-    assert lines[start:start + 3] == ["⚙ add (echo) [pending]", "⚙ add (echo) [completed]", "  42"]
+    assert lines[start : start + 3] == ["⚙ add (echo) [pending]", "⚙ add (echo) [completed]", "  42"]
     assert "[end_turn · session " in err
     assert model.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": "sum", "content": "42"}
 
@@ -41,11 +49,15 @@ async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
 async def test_format_json_prints_one_object_per_event(crow_home, tmp_path):
     write_config(crow_home, echo_toml())
     script = [
-        Reply(text="Adding.", reasoning="Hmm.", tool_calls=[ToolCall("echo__add", {"a": 1, "b": 2}, id="c1")], chunks=1),
+        Reply(
+            text="Adding.", reasoning="Hmm.", tool_calls=[ToolCall("echo__add", {"a": 1, "b": 2}, id="c1")], chunks=1
+        ),
         Reply(text="3.", chunks=1),
     ]
     async with ScriptedModel(script) as model:
-        done = await crow(crow_env(crow_home, model.base_url), "run", "1+2", "--yes", "--format", "json", "--cwd", str(tmp_path))
+        done = await crow(
+            crow_env(crow_home, model.base_url), "run", "1+2", "--yes", "--format", "json", "--cwd", str(tmp_path)
+        )
     assert done.returncode == 0, done.stderr.decode()
     events = [json.loads(line) for line in done.stdout.decode().splitlines()]
     kinds = [event["type"] for event in events]
@@ -78,13 +90,17 @@ async def test_crow_run_continues_a_session_without_reprinting_it(crow_home, tmp
     assert second.returncode == 0, second.stderr.decode()
     assert second.stdout.decode() == "Second answer.\n", "the replayed history is not printed again"
     assert [m["content"] for m in model.requests[-1]["messages"] if m["role"] != "system"] == [
-        "one", "First answer.", "two"
+        "one",
+        "First answer.",
+        "two",
     ]
 
 
 async def test_the_prompt_can_come_from_stdin(crow_home, tmp_path):
     async with ScriptedModel([Reply(text="Read it.")]) as model:
-        done = await crow(crow_env(crow_home, model.base_url), "run", "-", "--cwd", str(tmp_path), stdin=b"from stdin\n")
+        done = await crow(
+            crow_env(crow_home, model.base_url), "run", "-", "--cwd", str(tmp_path), stdin=b"from stdin\n"
+        )
     assert done.stdout.decode() == "Read it.\n"
     assert model.requests[0]["messages"][-1]["content"] == "from stdin\n"
 

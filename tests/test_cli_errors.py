@@ -17,8 +17,15 @@ UNUSED_URL = "http://127.0.0.1:9/v1"  # nothing answers: these runs must stop be
 
 
 def crow(env: dict[str, str], *args: str, cwd: Path | None = None, module: str = "crow") -> subprocess.CompletedProcess:
-    return subprocess.run(crow_command(*args) if module == "crow" else [sys.executable, "-m", module, *args], env=env, cwd=cwd, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=90)
+    return subprocess.run(
+        crow_command(*args) if module == "crow" else [sys.executable, "-m", module, *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=90,
+    )
 
 
 def one_line(done: subprocess.CompletedProcess, status: int, prefix: str = "crow: ") -> str:
@@ -51,7 +58,10 @@ def test_an_agent_file_that_fails_to_import(env, tmp_path, command):
     spec = agent_file(tmp_path, "x = 1\ny = x / 0\n")
     args = ["acp", "--agent", spec] if command == "acp" else ["run", "hi", "--agent", spec, "--cwd", str(tmp_path)]
     message = one_line(crow(env, *args), 3)
-    assert message == f"--agent: {tmp_path / 'my_agent.py'} failed to import: ZeroDivisionError: division by zero (my_agent.py, line 2)"
+    assert (
+        message == f"--agent: {tmp_path / 'my_agent.py'} failed to import: "
+        "ZeroDivisionError: division by zero (my_agent.py, line 2)"
+    )
 
 
 def test_an_agent_whose_build_raises(env, tmp_path):
@@ -66,11 +76,17 @@ def test_an_agent_file_with_a_syntax_error(env, tmp_path):
 
 
 def test_a_module_that_does_not_exist(env):
-    assert one_line(crow(env, "acp", "--agent", "no_such_module_xyz:build"), 3) == "--agent: no module named 'no_such_module_xyz'"
+    assert (
+        one_line(crow(env, "acp", "--agent", "no_such_module_xyz:build"), 3)
+        == "--agent: no module named 'no_such_module_xyz'"
+    )
 
 
 def test_a_missing_or_file_cwd_is_refused(env, tmp_path):
-    assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path / "gone")), 2) == f"--cwd {tmp_path / 'gone'}: no such directory"
+    assert (
+        one_line(crow(env, "run", "hi", "--cwd", str(tmp_path / "gone")), 2)
+        == f"--cwd {tmp_path / 'gone'}: no such directory"
+    )
     (tmp_path / "file").write_text("")
     assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path / "file")), 2).endswith("not a directory")
 
@@ -106,11 +122,20 @@ def test_the_scripted_models_port_in_use(env):
 
 
 def test_what_an_agent_module_prints_goes_to_stderr_not_the_wire(env, tmp_path):
-    spec = agent_file(tmp_path, "print('hello from import')\nimport sys\nfrom crow_acp import AcpAgent\n\ndef build():\n"
-                                "    print('hello from build', 'rich' in sys.modules)\n    return AcpAgent()\n")
+    spec = agent_file(
+        tmp_path,
+        "print('hello from import')\nimport sys\nfrom crow_acp import AcpAgent\n\ndef build():\n"
+        "    print('hello from build', 'rich' in sys.modules)\n    return AcpAgent()\n",
+    )
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
-    done = subprocess.run([sys.executable, "-m", "crow", "acp", "--agent", spec], env=env, capture_output=True,
-                          text=True, input=json.dumps(initialize) + "\n", timeout=90)
+    done = subprocess.run(
+        [sys.executable, "-m", "crow", "acp", "--agent", spec],
+        env=env,
+        capture_output=True,
+        text=True,
+        input=json.dumps(initialize) + "\n",
+        timeout=90,
+    )
     lines = done.stdout.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["id"] == 1, done.stdout
     assert "hello from import" in done.stderr
@@ -120,8 +145,17 @@ def test_what_an_agent_module_prints_goes_to_stderr_not_the_wire(env, tmp_path):
 def test_version_and_help(env):
     assert crow(env, "--version").stdout.startswith("crow ")
     help_text = crow(env, "--help").stdout
-    for needle in ("OPENAI_API_KEY", "CROW_HOME", "CROW_LOG_LEVEL", "config.toml", "sessions.db", "logs/crow.log",
-                   "skills/", "exit statuses", "130"):
+    for needle in (
+        "OPENAI_API_KEY",
+        "CROW_HOME",
+        "CROW_LOG_LEVEL",
+        "config.toml",
+        "sessions.db",
+        "logs/crow.log",
+        "skills/",
+        "exit statuses",
+        "130",
+    ):
         assert needle in help_text, needle
 
 

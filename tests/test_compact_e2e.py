@@ -210,7 +210,7 @@ async def test_cancelling_during_the_summary_leaves_the_history_unchanged(home, 
         assert "SUMMARY-2" in joined(brain.turns[-1]) and "SUMMARY-1" not in joined(brain.turns[-1])
 
 
-AGENT_FILE = '''
+AGENT_FILE = """
 from crow.presets import default_agent
 
 
@@ -223,7 +223,7 @@ def make():
 
     agent.callbacks.end_turn.append(compact_when_asked)
     return agent
-'''
+"""
 
 
 @pytest.mark.anyio

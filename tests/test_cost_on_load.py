@@ -28,7 +28,7 @@ USAGE = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}
 
 def after_replay(client: RecordingClient) -> list[str]:
     kinds = client.kinds()
-    return kinds[max(i for i, kind in enumerate(kinds) if kind == "agent_message_chunk") + 1:]
+    return kinds[max(i for i, kind in enumerate(kinds) if kind == "agent_message_chunk") + 1 :]
 
 
 async def charged_session(env: dict[str, str], cwd: str) -> str:
@@ -56,11 +56,18 @@ async def test_a_loaded_session_shows_its_cost_again_over_stdio_and_serve(crow_h
     for client in (stdio, served):
         [usage] = client.of("usage_update")
         # Two calls of (1000 * 2.0 + 500 * 8.0) per million: 0.012 EUR, as the editor showed before.
-        assert (usage.used, usage.size, usage.cost.amount, usage.cost.currency) == (1500, 64000, pytest.approx(0.012), "EUR")
+        assert (usage.used, usage.size, usage.cost.amount, usage.cost.currency) == (
+            1500,
+            64000,
+            pytest.approx(0.012),
+            "EUR",
+        )
         assert "usage_update" in after_replay(client), "after the replay, not inside it"
 
 
-@pytest.mark.parametrize("damage", [None, "not a dict", {"EUR": "lots"}, {"EUR": float("nan")}], ids=["unpriced", "str", "amount", "nan"])
+@pytest.mark.parametrize(
+    "damage", [None, "not a dict", {"EUR": "lots"}, {"EUR": float("nan")}], ids=["unpriced", "str", "amount", "nan"]
+)
 async def test_no_cost_shown_for_an_unpriced_or_damaged_session(crow_home, tmp_path, damage):
     write_config(crow_home, PRICED if damage else 'model = "plain"\n[models.plain]\nmodel = "plain-id"\n')
     async with ScriptedModel([Reply(text="a", usage=USAGE), Reply(text="b", usage=USAGE)]) as model:
@@ -70,7 +77,9 @@ async def test_no_cost_shown_for_an_unpriced_or_damaged_session(crow_home, tmp_p
             if damage is not None:
                 db = sqlite3.connect(crow_home / "sessions.db")
                 (data,) = db.execute("SELECT data FROM sessions WHERE id = ?", (sid,)).fetchone()
-                db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps({**json.loads(data), "cost": damage}), sid))
+                db.execute(
+                    "UPDATE sessions SET data = ? WHERE id = ?", (json.dumps({**json.loads(data), "cost": damage}), sid)
+                )
                 db.commit()
                 db.close()
             client = RecordingClient()

@@ -49,7 +49,9 @@ async def test_over_stdio_the_editor_gets_invalid_params_and_crow_goes_on(crow_h
                     await conn.new_session(cwd=str(tmp_path), mcp_servers=[ACP_SERVER])
                 assert raised.value.code == -32602 and "not supported" in str(raised.value.data)
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
-                assert (await conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])).stop_reason == "end_turn"
+                assert (
+                    await conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "hi"}])
+                ).stop_reason == "end_turn"
 
 
 def test_client_capabilities_are_read_by_name():

@@ -1,6 +1,7 @@
 """Trust at the edges, permissions (issue 18): protected paths ask in every mode but full access, plan
 mode refuses by denial words, "always" remembers one command in one set of roots, and a mode change
-overtakes an open question. Driven over ACP (crow hosted in process, tests/hosted.py) against the default agent and a real MCP server."""
+overtakes an open question. Driven over ACP (crow hosted in process, tests/hosted.py) against the
+default agent and a real MCP server."""
 
 from __future__ import annotations
 
@@ -20,7 +21,16 @@ from records import results
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-HOSTILE = ("show_and_run_shell", "view_then_bash", "cat_exec", "query_exec", "git_push", "send_email", "kill_process", "drop_table")
+HOSTILE = (
+    "show_and_run_shell",
+    "view_then_bash",
+    "cat_exec",
+    "query_exec",
+    "git_push",
+    "send_email",
+    "kill_process",
+    "drop_table",
+)
 HARMLESS = ("read_file", "search_files", "list_directory", "get_time")
 
 
@@ -53,7 +63,9 @@ def one_by_one(calls: list[ToolCall]) -> list[Reply]:
     return [*(Reply(tool_calls=[call]) for call in calls), Reply(text="done")]
 
 
-async def accept_edits_then_full_access(crow_home: Path, work: Path, calls: list[ToolCall], answers: int) -> AnsweringClient:
+async def accept_edits_then_full_access(
+    crow_home: Path, work: Path, calls: list[ToolCall], answers: int
+) -> AnsweringClient:
     """The calls in accept-edits mode, each answered Reject, then a write of .git/description in full access."""
     client = AnsweringClient(["reject_once"] * answers)
     async with ScriptedModel([*one_by_one(calls), *one_by_one([write(".git/description", "full")])]) as model:
@@ -87,7 +99,9 @@ async def test_git_internals_ask_in_accept_edits_even_through_a_symlink(crow_hom
         write("sub/.git", "gitfile"),  # a .git file (gitdir: ...) is git internals too
         write(".hg/hgrc", "hg"),
     ]
-    client = await accept_edits_then_full_access(crow_home, work, [*asked_calls, write("notes.txt", "plain")], len(asked_calls))
+    client = await accept_edits_then_full_access(
+        crow_home, work, [*asked_calls, write("notes.txt", "plain")], len(asked_calls)
+    )
     assert [tool_call.tool_call_id for tool_call, _ in client.permission_requests] == [c.id for c in asked_calls]
     assert client.titles()[:3] == [
         "Write .git/config (protected path: .git/config)",
@@ -95,14 +109,23 @@ async def test_git_internals_ask_in_accept_edits_even_through_a_symlink(crow_hom
         "Write notgit/config (protected path: .git/config)",  # the path the write would really open
     ]
     assert "protected path: .GIT/info/exclude" in client.titles()[3]
-    assert (work / ".git" / "config").read_text() == "[core]\n" and not (work / ".git" / "hooks" / "pre-commit").exists()
+    assert (work / ".git" / "config").read_text() == "[core]\n" and not (
+        work / ".git" / "hooks" / "pre-commit"
+    ).exists()
     assert not (work / "sub").exists() and not (work / ".hg").exists() and (work / "notes.txt").exists()
 
 
 async def test_configured_protected_paths_ask_despite_an_allow_rule(crow_home, work):
-    write_config(crow_home, '[permissions]\nprotected = [".envrc", "deploy/*.key"]\n[permissions.tools]\n"write_file" = "allow"\n')
+    write_config(
+        crow_home,
+        '[permissions]\nprotected = [".envrc", "deploy/*.key"]\n[permissions.tools]\n"write_file" = "allow"\n',
+    )
     asked_calls = [write(".envrc", "envrc"), write("deploy/site.key", "configured"), write(".git/config", "git")]
-    calls = [*asked_calls, write("deploy/readme", "plain"), write(".env", "unlisted")]  # .env: the list replaced the defaults
+    calls = [
+        *asked_calls,
+        write("deploy/readme", "plain"),
+        write(".env", "unlisted"),
+    ]  # .env: the list replaced the defaults
     client = await accept_edits_then_full_access(crow_home, work, calls, len(asked_calls))
     assert [tool_call.tool_call_id for tool_call, _ in client.permission_requests] == [c.id for c in asked_calls]
     assert client.titles()[1] == "Write deploy/site.key (protected path: deploy/site.key)"
@@ -135,7 +158,12 @@ async def test_write_tool_refuses_a_path_the_check_did_not_see(tmp_path):
 async def test_plan_mode_refuses_tools_with_a_denial_word_whatever_comes_first(crow_home, tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
-    server = McpServerStdio(name="words", command=spawn.python(), args=[str(TESTS / "mcp_servers" / "plan_words_server.py"), str(marks)], env=[])
+    server = McpServerStdio(
+        name="words",
+        command=spawn.python(),
+        args=[str(TESTS / "mcp_servers" / "plan_words_server.py"), str(marks)],
+        env=[],
+    )
     names = [*HOSTILE, *HARMLESS]
     calls = [ToolCall(f"words__{name}", {"arg": "x"}, id=name) for name in names]
     client = RecordingClient(permission="allow_once")
@@ -166,7 +194,11 @@ async def test_always_allows_one_exact_command_in_these_roots_only(crow_home, tm
         command("echo hi $(touch X)", "substitution"),
     ]
     client = AnsweringClient(["allow_always", *["reject_once"] * 5, "reject_once", "reject_once"])
-    script = [*one_by_one(calls), *one_by_one([command("echo hi", "forked")]), *one_by_one([command("echo hi", "loaded")])]
+    script = [
+        *one_by_one(calls),
+        *one_by_one([command("echo hi", "forked")]),
+        *one_by_one([command("echo hi", "loaded")]),
+    ]
     async with ScriptedModel(script) as model:
         async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(first)) as (conn, _):
             with anyio.fail_after(60):

@@ -132,11 +132,18 @@ async def test_escapes_from_the_workspace_are_refused(tmp_path, work):
 async def test_run_command_in_an_embedded_terminal(tmp_path, work):
     client = EditorClient()
     command = "echo hello; echo oops >&2; exit 3"
-    _, model = await drive(client, tmp_path, work, [ToolCall("run_command", {"command": command}, id="run")], capabilities=EDITOR_CAPS)
+    _, model = await drive(
+        client, tmp_path, work, [ToolCall("run_command", {"command": command}, id="run")], capabilities=EDITOR_CAPS
+    )
     [created] = client.called("create_terminal")
     # env -u: ACP cannot unset a variable, and the command must not see crow's model key.
     unset = ["-u", "OPENAI_API_KEY"]
-    assert created == {"command": "env", "args": [*unset, SHELL, "-c", command], "cwd": str(work), "limit": 4 * MAX_OUTPUT}
+    assert created == {
+        "command": "env",
+        "args": [*unset, SHELL, "-c", command],
+        "cwd": str(work),
+        "limit": 4 * MAX_OUTPUT,
+    }
     terminal_id = "term-1"
     assert client.called("release_terminal") == [{"terminal_id": terminal_id}]
 
@@ -173,7 +180,7 @@ async def test_command_timeout_kills_and_releases_the_terminal(tmp_path, work):
 async def test_large_output_is_truncated_with_a_marker(tmp_path, work):
     client = EditorClient()
     script = "import sys; sys.stdout.write('HEAD' + 'x' * 200000 + 'TAIL')"
-    call = ToolCall("run_command", {"command": f"python3 -c \"{script}\""}, id="big")
+    call = ToolCall("run_command", {"command": f'python3 -c "{script}"'}, id="big")
     _, model = await drive(client, tmp_path, work, [call], capabilities=EDITOR_CAPS)
     text = results(model)["big"]
     assert len(text) < MAX_OUTPUT + 200
@@ -187,7 +194,9 @@ async def test_cancel_during_a_command_still_releases_the_terminal(tmp_path, wor
     client = EditorClient()
     call = ToolCall("run_command", {"command": "sleep 30"}, id="cancelled")
     with ScriptedModel([Reply(tool_calls=[call])], default=Reply(text="done")) as model:
-        async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=EDITOR_CAPS) as (conn, _):
+        async with run_crow(
+            client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=EDITOR_CAPS
+        ) as (conn, _):
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("go")]))
             while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow's process

@@ -100,7 +100,7 @@ async def test_local_timeout_kills_the_whole_process_group(tmp_path, work):
 @pytest.mark.anyio
 async def test_local_output_is_truncated_with_a_marker(tmp_path, work):
     script = "import sys; sys.stdout.write('HEAD' + 'x' * 200000 + 'TAIL')"
-    calls = [ToolCall("run_command", {"command": f"python3 -c \"{script}\""}, id="big")]
+    calls = [ToolCall("run_command", {"command": f'python3 -c "{script}"'}, id="big")]
     _, model = await drive(RecordingClient(), tmp_path, work, calls)
     text = results(model)["big"]
     assert len(text) < MAX_OUTPUT + 200

@@ -12,9 +12,7 @@ from pathlib import Path
 import crow_acp.errors as errors
 
 PACKAGES = ("crow", "crow_acp", "crow_skills", "crow_compact", "crow_prompt")
-GROUPS = (
-    errors.ConfigError, errors.ModelError, errors.StoreError, errors.WireError, errors.ToolError, errors.McpError
-)
+GROUPS = (errors.ConfigError, errors.ModelError, errors.StoreError, errors.WireError, errors.ToolError, errors.McpError)
 
 
 def modules() -> Iterator[str]:
@@ -63,10 +61,18 @@ def test_the_named_classes_sit_under_their_groups():
 
     assert StoreError is errors.StoreError  # the store's name is the group, re-exported
     expected = {
-        SessionBusy: errors.StoreError, LeaseLost: errors.StoreError, ServerUnavailable: errors.McpError,
-        Stopped: errors.ToolError, AgentGone: errors.WireError, TokenRequired: errors.ConfigError,
-        PromptTemplateError: errors.ConfigError, SkillError: errors.ConfigError, ScriptError: errors.ConfigError,
-        errors.HookSignatureError: errors.ConfigError, Exit: errors.CrowError, NotJsonError: errors.StoreError,
+        SessionBusy: errors.StoreError,
+        LeaseLost: errors.StoreError,
+        ServerUnavailable: errors.McpError,
+        Stopped: errors.ToolError,
+        AgentGone: errors.WireError,
+        TokenRequired: errors.ConfigError,
+        PromptTemplateError: errors.ConfigError,
+        SkillError: errors.ConfigError,
+        ScriptError: errors.ConfigError,
+        errors.HookSignatureError: errors.ConfigError,
+        Exit: errors.CrowError,
+        NotJsonError: errors.StoreError,
     }
     for cls, group in expected.items():
         assert issubclass(cls, group), (cls, group)
@@ -81,7 +87,8 @@ def test_errors_module_imports_nothing_from_crow():
     tree = ast.parse(Path(errors.__file__).read_text(encoding="utf-8"))
     imported = [
         node.module if isinstance(node, ast.ImportFrom) else alias.name
-        for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     ]
     assert imported and all(name and not name.startswith("crow") for name in imported), imported

@@ -26,7 +26,8 @@ ESCAPE = (
     "setsid sh -c 'sleep 1000 & echo $! > deep.pid; echo $$ > sleeper.pid; wait' </dev/null >/dev/null 2>&1 & "
     "(setsid nohup sh -c 'echo $$ > nohup.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 &); "
     "setsid sh -c 'echo $$ > holder.pid; exec sleep 1000' & "  # this one keeps the output pipe open
-    "while [ ! -s deep.pid ] || [ ! -s sleeper.pid ] || [ ! -s nohup.pid ] || [ ! -s holder.pid ]; do sleep 0.05; done; "
+    "while [ ! -s deep.pid ] || [ ! -s sleeper.pid ] || [ ! -s nohup.pid ] || [ ! -s holder.pid ]; "
+    "do sleep 0.05; done; "
     "echo started; "
 )
 
@@ -51,7 +52,9 @@ async def started(crow: RawCrow, work: Path, servers: list | None = None) -> tup
     session_id = reply["result"]["sessionId"]
     prompt = [{"type": "text", "text": "go"}]
     prompt_id = await crow.send("session/prompt", {"sessionId": session_id, "prompt": prompt})
-    await crow.wait_for(lambda c: any(u.get("toolCallId") == "run" and u.get("status") == "in_progress" for u in c.updates))
+    await crow.wait_for(
+        lambda c: any(u.get("toolCallId") == "run" and u.get("status") == "in_progress" for u in c.updates)
+    )
     await eventually(lambda: pid_files_written(work), 60)
     return session_id, prompt_id, escaped(work)
 
@@ -68,7 +71,10 @@ async def test_when_the_command_ends(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     unrelated = await asyncio.create_subprocess_exec("setsid", "sleep", "300")  # the user's own: crow must not touch it
-    script = [run(ESCAPE + "while [ ! -e go ]; do sleep 0.05; done"), Reply(tool_calls=[ToolCall("echo__echo", {"text": "hi"}, id="mcp")])]
+    script = [
+        run(ESCAPE + "while [ ! -e go ]; do sleep 0.05; done"),
+        Reply(tool_calls=[ToolCall("echo__echo", {"text": "hi"}, id="mcp")]),
+    ]
     try:
         with ScriptedModel(script, default=Reply(text="done")) as model:
             async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:

@@ -111,6 +111,7 @@ async def test_a_cancel_during_the_question_refuses_and_the_history_stays_valid(
             with anyio.fail_after(30):
                 sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 async with anyio.create_task_group() as group:
+
                     async def prompt() -> None:
                         response = await agent.prompt(prompt=[{"type": "text", "text": "touch"}], session_id=sid)
                         assert response.stop_reason == "cancelled"
@@ -118,7 +119,9 @@ async def test_a_cancel_during_the_question_refuses_and_the_history_stays_valid(
                     group.start_soon(prompt)
                     await client.wait_for(lambda c: c.permission_requests)
                     await agent.cancel(session_id=sid)
-                assert (await agent.prompt(prompt=[{"type": "text", "text": "again"}], session_id=sid)).stop_reason == "end_turn"
+                assert (
+                    await agent.prompt(prompt=[{"type": "text", "text": "again"}], session_id=sid)
+                ).stop_reason == "end_turn"
     assert ran == []
     assert results(model.requests[1])["t"] == "Cancelled by the user."
 

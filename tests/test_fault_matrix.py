@@ -51,7 +51,10 @@ async def test_oversized_lines(crow_home, tmp_path):
     with ScriptedModel(default=Reply(text="here")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
             matrix = await open_matrix("oversized lines", crow, model, crow_home, tmp_path)
-            head = b'{"jsonrpc":"2.0","id":91,"method":"session/prompt","params":{"sessionId":"%s","prompt":[{"type":"text","text":"'
+            head = (
+                b'{"jsonrpc":"2.0","id":91,"method":"session/prompt",'
+                b'"params":{"sessionId":"%s","prompt":[{"type":"text","text":"'
+            )
             await crow.write(head % matrix.session_id.encode() + b"x" * (MAX_MESSAGE + 1) + b'"}]}}\n')
             assert (await crow.answer(91))["error"]["code"] == -32600
             await matrix.survived("a prompt one byte over the limit")
@@ -61,7 +64,11 @@ async def test_oversized_lines(crow_home, tmp_path):
                 await crow.write(b"{" * MAX_MESSAGE)
             await crow.write(b"\n")
             await matrix.survived("an unterminated 96 MiB line of braces")
-            await crow.write(b'{"jsonrpc":"2.0","id":92,"method":"session/list","params":{"pad":"' + b"p" * (MAX_MESSAGE - 200) + b'"}}\n')
+            await crow.write(
+                b'{"jsonrpc":"2.0","id":92,"method":"session/list","params":{"pad":"'
+                + b"p" * (MAX_MESSAGE - 200)
+                + b'"}}\n'
+            )
             assert "result" in await crow.answer(92)
             await matrix.survived("a request just under the limit")
     matrix.report()
@@ -75,8 +82,14 @@ async def test_invalid_unicode_at_every_boundary(crow_home, tmp_path):
         async with raw_crow(env, "--agent", str(TESTS / "agents" / "unicode_agent.py") + ":build") as crow:
             matrix = await open_matrix("invalid Unicode at each boundary", crow, model, crow_home, tmp_path)
             for raw in (rb"a \ud800 b \udfff", b"bytes \xff\xc0\x80 end"):
-                line = json.dumps({"jsonrpc": "2.0", "id": 93, "method": "session/prompt",
-                                   "params": {"sessionId": matrix.session_id, "prompt": [{"type": "text", "text": "@@"}]}})  # fmt: skip
+                line = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 93,
+                        "method": "session/prompt",
+                        "params": {"sessionId": matrix.session_id, "prompt": [{"type": "text", "text": "@@"}]},
+                    }
+                )
                 model.add(Reply(text="ok"))
                 await crow.write(line.encode().replace(b"@@", raw) + b"\n")
                 assert (await crow.answer(93))["result"]["stopReason"] == "end_turn"
@@ -85,14 +98,22 @@ async def test_invalid_unicode_at_every_boundary(crow_home, tmp_path):
             await matrix.prompt_variant("model: a pair split across chunks", [Reply(text=f"x{pair}y", chunks=4)])
             await matrix.prompt_variant("model: lone halves", [Reply(text="a\udc00b\ud83d", chunks=4)])
             await matrix.prompt_variant("model: reasoning halves", [Reply(text="t", reasoning=f"r{pair}\ud800")])
-            await matrix.prompt_variant("model: tool arguments split pair", [
-                Reply(tool_calls=[ToolCall("echo__echo", '{"text": "' + pair * 20 + '"}')]), Reply(text="done")])
-            await matrix.prompt_variant("model: tool arguments escape a lone half", [
-                Reply(tool_calls=[ToolCall("echo__echo", r'{"text": "\ud800"}')]), Reply(text="done")])
+            await matrix.prompt_variant(
+                "model: tool arguments split pair",
+                [Reply(tool_calls=[ToolCall("echo__echo", '{"text": "' + pair * 20 + '"}')]), Reply(text="done")],
+            )
+            await matrix.prompt_variant(
+                "model: tool arguments escape a lone half",
+                [Reply(tool_calls=[ToolCall("echo__echo", r'{"text": "\ud800"}')]), Reply(text="done")],
+            )
             for mode in ("bad_utf8", "surrogate"):
-                await matrix.prompt_variant(f"MCP result: {mode}", [
-                    Reply(tool_calls=[ToolCall("faulty__fault", {"mode": mode})]), Reply(text="done")])
-            await matrix.prompt_variant("callback: add_message, context, system prompt", [Reply(text="ok")], text="POISON")
+                await matrix.prompt_variant(
+                    f"MCP result: {mode}",
+                    [Reply(tool_calls=[ToolCall("faulty__fault", {"mode": mode})]), Reply(text="done")],
+                )
+            await matrix.prompt_variant(
+                "callback: add_message, context, system prompt", [Reply(text="ok")], text="POISON"
+            )
     matrix.report()
 
 
@@ -109,11 +130,27 @@ async def test_model_faults(crow_home, tmp_path):
         ("stream cut before any chunk", [Fault(cut_after=0, reply=Reply(text="never"))]),
         ("stream cut mid-text", [Fault(cut_after=6, reply=Reply(text="partial reply that is cut", chunks=12))]),
         ("stream cut mid tool call", [Fault(cut_after=4, reply=Reply(tool_calls=calls("cut")))]),
-        ("invalid tool arguments: not JSON", [Reply(tool_calls=[ToolCall("echo__echo", "{not json", id="nj")]), Reply(text="d")]),
-        ("invalid tool arguments: an array", [Reply(tool_calls=[ToolCall("echo__echo", "[1, 2]", id="arr")]), Reply(text="d")]),
-        ("invalid tool arguments: empty", [Reply(tool_calls=[ToolCall("echo__echo", "", id="empty")]), Reply(text="d")]),
-        ("invalid tool arguments: nested 100000 deep", [
-            Reply(tool_calls=[ToolCall("echo__echo", '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}", id="deep")]), Reply(text="d")]),
+        (
+            "invalid tool arguments: not JSON",
+            [Reply(tool_calls=[ToolCall("echo__echo", "{not json", id="nj")]), Reply(text="d")],
+        ),
+        (
+            "invalid tool arguments: an array",
+            [Reply(tool_calls=[ToolCall("echo__echo", "[1, 2]", id="arr")]), Reply(text="d")],
+        ),
+        (
+            "invalid tool arguments: empty",
+            [Reply(tool_calls=[ToolCall("echo__echo", "", id="empty")]), Reply(text="d")],
+        ),
+        (
+            "invalid tool arguments: nested 100000 deep",
+            [
+                Reply(
+                    tool_calls=[ToolCall("echo__echo", '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}", id="deep")]
+                ),
+                Reply(text="d"),
+            ],
+        ),
         ("duplicate ids in one reply", [Reply(tool_calls=calls("dup", "dup")), Reply(text="d")]),
         ("an id reused from an earlier turn", [Reply(tool_calls=calls("dup")), Reply(text="d")]),
         ("an unknown tool", [Reply(tool_calls=[ToolCall("no_such_tool", {}, id="unknown")]), Reply(text="d")]),
@@ -143,8 +180,13 @@ async def test_model_stalls(crow_home, tmp_path):
     with ScriptedModel() as model:
         router = Router(model, Reply(text="here"))
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
-            lanes = [(await open_matrix("model stalls", crow, model, crow_home, tmp_path, servers=[], router=router), [variant])
-                     for variant in variants]  # fmt: skip
+            lanes = [
+                (
+                    await open_matrix("model stalls", crow, model, crow_home, tmp_path, servers=[], router=router),
+                    [variant],
+                )
+                for variant in variants
+            ]
             replies = await run_lanes(lanes)
             for name, _ in variants:
                 assert "timeouts.model" in replies[name]["error"]["message"], name
@@ -155,26 +197,47 @@ async def test_tool_faults(crow_home, tmp_path):
     quick_config(crow_home)
     faulty = lambda mode: [Reply(tool_calls=[ToolCall("faulty__fault", {"mode": mode})]), Reply(text="d")]  # noqa: E731
     # Three sessions at once, so that the waits (the MCP call limit twice, the command's timeout) overlap.
-    lanes: list[list[tuple[str, list[Entry]]]] = [[
-        ("a tool over its time limit", [Reply(tool_calls=[ToolCall("echo__slow", {"seconds": 60})]), Reply(text="d")]),
-        ("a tool that raises", [Reply(tool_calls=[ToolCall("echo__fail", {})]), Reply(text="d")]),
-        ("wrong argument types", [Reply(tool_calls=[ToolCall("echo__add", {"a": "x", "b": [1]})]), Reply(text="d")]),
-        ("MCP: garbage line before the result", faulty("garbage")),
-        ("MCP: a JSON array line", faulty("not_object")),
-        ("MCP: a 5 MB result", faulty("huge")),
-    ], [  # one faulty server, in this order: a server stuck on a call that hangs answers nothing after it
-        ("MCP: the server exits mid-call", faulty("exit")),
-        ("MCP: a call after the server died", faulty("text")),
-        ("MCP: no answer", faulty("hang")),
-    ], [
-        ("a command over its timeout", [Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 60", "timeout": 1})]), Reply(text="d")]),
-        ("a command with binary output", [Reply(tool_calls=[ToolCall("run_command", {"command": "head -c 3000 /dev/urandom"})]), Reply(text="d")]),
-    ]]  # fmt: skip
+    lanes: list[list[tuple[str, list[Entry]]]] = [
+        [
+            (
+                "a tool over its time limit",
+                [Reply(tool_calls=[ToolCall("echo__slow", {"seconds": 60})]), Reply(text="d")],
+            ),
+            ("a tool that raises", [Reply(tool_calls=[ToolCall("echo__fail", {})]), Reply(text="d")]),
+            (
+                "wrong argument types",
+                [Reply(tool_calls=[ToolCall("echo__add", {"a": "x", "b": [1]})]), Reply(text="d")],
+            ),
+            ("MCP: garbage line before the result", faulty("garbage")),
+            ("MCP: a JSON array line", faulty("not_object")),
+            ("MCP: a 5 MB result", faulty("huge")),
+        ],
+        [  # one faulty server, in this order: a server stuck on a call that hangs answers nothing after it
+            ("MCP: the server exits mid-call", faulty("exit")),
+            ("MCP: a call after the server died", faulty("text")),
+            ("MCP: no answer", faulty("hang")),
+        ],
+        [
+            (
+                "a command over its timeout",
+                [Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 60", "timeout": 1})]), Reply(text="d")],
+            ),
+            (
+                "a command with binary output",
+                [
+                    Reply(tool_calls=[ToolCall("run_command", {"command": "head -c 3000 /dev/urandom"})]),
+                    Reply(text="d"),
+                ],
+            ),
+        ],
+    ]
     with ScriptedModel() as model:
         router = Router(model, Reply(text="here"))
         async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
-            matrices = [await open_matrix("tool faults", crow, model, crow_home, tmp_path, servers=servers, router=router)
-                        for servers in (SERVERS, SERVERS[1:], [])]  # fmt: skip
+            matrices = [
+                await open_matrix("tool faults", crow, model, crow_home, tmp_path, servers=servers, router=router)
+                for servers in (SERVERS, SERVERS[1:], [])
+            ]
             await run_lanes(list(zip(matrices, lanes, strict=True)))
     assert "timed out" in tool_result(model, "a tool over its time limit")
     assert "exited during the call" in tool_result(model, "MCP: the server exits mid-call")
@@ -202,7 +265,9 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
         entry = Reply(text="word " * 3000, chunks=3000, delay=0.03)
         ready = lambda c: any(u["sessionUpdate"] == "agent_message_chunk" for u in c.updates)  # noqa: E731
     else:
-        entry = Reply(tool_calls=[ToolCall("run_command", {"command": command}), ToolCall("echo__slow", {"seconds": 300})])
+        entry = Reply(
+            tool_calls=[ToolCall("run_command", {"command": command}), ToolCall("echo__slow", {"seconds": 300})]
+        )
         ready = lambda c: sum(u.get("status") == "in_progress" for u in c.updates) >= 2  # noqa: E731
     session_id, count = None, 0
     with ScriptedModel(default=Reply(text="here")) as model:
@@ -210,15 +275,21 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
         for stop in stops:
             async with raw_crow(env) as crow:
                 if session_id is None:
-                    session_id = (await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": SERVERS}))["result"]["sessionId"]
+                    session_id = (await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": SERVERS}))[
+                        "result"
+                    ]["sessionId"]
                 else:
-                    reply = await crow.call("session/load", {"cwd": str(tmp_path), "sessionId": session_id, "mcpServers": SERVERS})
+                    reply = await crow.call(
+                        "session/load", {"cwd": str(tmp_path), "sessionId": session_id, "mcpServers": SERVERS}
+                    )
                     assert "result" in reply, reply
                     assert (await crow.prompt(session_id, FOLLOW_UP))["result"]["stopReason"] == "end_turn"
                 before = said(crow_home, session_id)
                 start = len(crow.received)
                 model.add(entry)
-                await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": f"{stop} {where}"}]})
+                await crow.send(
+                    "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": f"{stop} {where}"}]}
+                )
                 await crow.wait_for(lambda c, start=start: ready(_since(c, start)))
                 if where == "mid-tool":
                     await eventually(pids.exists, 30)
@@ -235,8 +306,14 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
                 await eventually(lambda started=started: not any(alive(p) for p in started))
                 after = said(crow_home, session_id)
                 assert after[: len(before)] == before
-                shown = "".join(u["content"]["text"] for u in _since(crow, start).updates if u["sessionUpdate"] == "agent_message_chunk")
-                recorded = "".join(m.get("content") or "" for m, _, _ in after[len(before) :] if m["role"] == "assistant")
+                shown = "".join(
+                    u["content"]["text"]
+                    for u in _since(crow, start).updates
+                    if u["sessionUpdate"] == "agent_message_chunk"
+                )
+                recorded = "".join(
+                    m.get("content") or "" for m, _, _ in after[len(before) :] if m["role"] == "assistant"
+                )
                 if stop == "SIGKILL" and where == "mid-stream":
                     # the draft of the streaming reply: all that was shown a while before the kill, and
                     # nothing that was not shown (crow_acp/core/draft.py: at most DRAFT_EVERY is lost)

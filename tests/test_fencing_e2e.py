@@ -91,7 +91,9 @@ def respond(gate: Path) -> Any:
             return Reply(text="a's late answer")
         said = json.dumps(last.get("content"))
         if "open the gate" in said:
-            return Reply(text="Waiting at the gate.", tool_calls=[ToolCall("gate__wait_for", {"path": str(gate)}, id="g1")])
+            return Reply(
+                text="Waiting at the gate.", tool_calls=[ToolCall("gate__wait_for", {"path": str(gate)}, id="g1")]
+            )
         return Reply(text=f"answered {said}")
 
     return reply
@@ -164,7 +166,9 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
                 gate.touch()
                 assert "stop" not in outcome, "A's turn must not end as if nothing happened"
                 error = outcome["error"]
-                assert error.code == SESSION_BUSY and TAKEN_OVER in str(error) and "Load the session again" in str(error)
+                assert (
+                    error.code == SESSION_BUSY and TAKEN_OVER in str(error) and "Load the session again" in str(error)
+                )
                 # The fence names the new owner; renewal only learns that the lease is gone.
                 assert error.data["takenOver"] is True and error.data["pid"] == (b_proc.pid if path == "write" else 0)
                 assert not [u for u in first.updates[shown:] if u.session_update == "agent_message_chunk"]
@@ -187,10 +191,16 @@ async def test_a_stalled_owner_taken_over_mid_turn_writes_nothing_more(sessions,
     assert_strict_pairing(stored)
     said = [(m["role"], m.get("content")) for m in stored]
     assert said[:3] == [("user", "open the gate"), ("assistant", "Waiting at the gate."), ("tool", said[2][1])]
-    assert "gate" not in str(said[2][1]).lower() or "opened" not in str(said[2][1]), "A's late tool result was not stored"
+    assert "gate" not in str(said[2][1]).lower() or "opened" not in str(said[2][1]), (
+        "A's late tool result was not stored"
+    )
     assert said[3:] == [
-        ("user", "b goes on"), ("assistant", 'answered "b goes on"'), ("user", "a is back"), ("assistant", 'answered "a is back"'),
-        ("user", "c checks"), ("assistant", 'answered "c checks"'),
+        ("user", "b goes on"),
+        ("assistant", 'answered "b goes on"'),
+        ("user", "a is back"),
+        ("assistant", 'answered "a is back"'),
+        ("user", "c checks"),
+        ("assistant", 'answered "c checks"'),
     ]
     assert "a's late answer" not in json.dumps(sessions.messages(sid))
     log = (crow_home / "logs" / "crow.log").read_text()

@@ -187,7 +187,9 @@ async def test_writes_racing_a_takeover_never_interleave(stores):
         results = await asyncio.gather(stalled_writer(), new_owner())
     taken_at = results[1]
     stored = contents(await b.load("s1"))
-    assert [c for _, c, _ in stored] == [f"a{n}" for n in range(1, taken_at + 1)] + [f"b{n}" for n in range(taken_at + 1, taken_at + 4)]
+    assert [c for _, c, _ in stored] == [f"a{n}" for n in range(1, taken_at + 1)] + [
+        f"b{n}" for n in range(taken_at + 1, taken_at + 4)
+    ]
     assert written > taken_at, "A kept writing after the takeover, and none of it landed"
 
 

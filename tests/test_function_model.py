@@ -28,7 +28,9 @@ def shout_tool(seen: list[dict]) -> FunctionTool:
         seen.append(arguments)
         return arguments["text"].upper()
 
-    return FunctionTool("shout", "Shout.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout, read_only=True)
+    return FunctionTool(
+        "shout", "Shout.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout, read_only=True
+    )
 
 
 async def collect(model: ModelClient, messages: list[dict]) -> list[Any]:
@@ -36,7 +38,9 @@ async def collect(model: ModelClient, messages: list[dict]) -> list[Any]:
 
 
 async def test_a_reply_streams_as_a_server_would_with_split_tool_arguments():
-    model = FunctionModel([Reply(text="hello there", reasoning="thinking", tool_calls=[ToolCall("f", {"path": "a" * 40})])])
+    model = FunctionModel(
+        [Reply(text="hello there", reasoning="thinking", tool_calls=[ToolCall("f", {"path": "a" * 40})])]
+    )
     deltas = await collect(model, [{"role": "user", "content": "hi"}])
     assert "".join(d.text for d in deltas if isinstance(d, ReasoningChunk)) == "thinking"
     assert len([d for d in deltas if isinstance(d, TextChunk)]) > 1
@@ -45,8 +49,9 @@ async def test_a_reply_streams_as_a_server_would_with_split_tool_arguments():
     assert len(calls) >= 4, "arguments arrive in several fragments"
     assert "".join(c.arguments for c in calls) == '{"path": "' + "a" * 40 + '"}'
     assert isinstance(deltas[-2], Usage) and deltas[-1] == Finish("tool_calls")
-    assert model.requests == [{"model": "function-model", "messages": [{"role": "user", "content": "hi"}],
-                               "stream": True}]
+    assert model.requests == [
+        {"model": "function-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    ]
 
 
 async def test_faults_cut_offs_and_generators_behave_like_the_http_client():
@@ -115,6 +120,7 @@ async def test_a_hanging_model_is_cancelled_and_a_fault_is_the_prompts_error(tmp
     sid = (await agent.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
     with anyio.fail_after(20):
         async with anyio.create_task_group() as group:
+
             async def hang() -> None:
                 assert (await agent.prompt(prompt=prompt("wait"), session_id=sid)).stop_reason == "cancelled"
 

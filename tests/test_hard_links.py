@@ -34,7 +34,9 @@ async def test_a_hard_link_to_outside_is_read_but_never_written(tmp_path, capabi
     client = EditorClient({str(work / "linked.txt"): "OUTSIDE TEXT\n"})
     link = ResourceContentBlock(type="resource_link", name="linked.txt", uri=(work / "linked.txt").as_uri())
     with ScriptedModel([Reply(tool_calls=[call]) for call in calls], default=Reply(text="done")) as model:
-        async with hosted_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=capabilities) as (conn, _):
+        async with hosted_crow(
+            client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=capabilities
+        ) as (conn, _):
             session = await conn.new_session(cwd=str(work), mcp_servers=[])
             response = await conn.prompt(session_id=session.session_id, prompt=[text("go"), link])
             assert response.stop_reason == "end_turn"
@@ -81,7 +83,9 @@ async def test_swapping_in_a_hard_link_to_outside_never_changes_outside(tmp_path
     writes = [[ToolCall("write_file", {"path": "victim.txt", "content": f"written {r}-{i}\n"}, id=f"w{r}-{i}")
                for i in range(per_round)] for r in range(rounds)]  # fmt: skip
     script = [Reply(tool_calls=calls) for calls in writes]
-    answers = await tool_answers_while_swapping(tmp_path, work, SWAPPER, [str(victim), str(outside / "target.txt")], script)
+    answers = await tool_answers_while_swapping(
+        tmp_path, work, SWAPPER, [str(victim), str(outside / "target.txt")], script
+    )
     assert len(answers) == rounds * per_round
     # Which writes meet a hard link depends on the scheduler; each gets one of the two answers, never a third.
     assert all(answer.startswith("Wrote victim.txt") or "hard links" in answer for answer in answers), answers

@@ -29,13 +29,32 @@ LEGACY_ROWS = [
     ({"role": "assistant", "content": "Understood."}, {"hidden": True}),
     ({"role": "user", "content": "hi"}, {"blocks": [{"type": "text", "text": "hi"}]}),
     ({"role": "user", "content": "<skill_content>"}, {"hidden": True, "skill": "pdf"}),
-    ({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
-     {"message_id": "m1", "reasoning": "let me look"}),
-    ({"role": "tool", "tool_call_id": "c1", "content": "body"},
-     {"tool": {"title": "Read a.py", "kind": "read", "locations": ["/w/a.py"], "status": "completed",
-               "name": "read", "raw_input": {"path": "a.py"}, "content": None}}),
-    ({"role": "user", "content": "review this"}, {"blocks": [{"type": "text", "text": "review this"}], "handoff": {"from": "coder"}}),
+    (
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
+        },
+        {"message_id": "m1", "reasoning": "let me look"},
+    ),
+    (
+        {"role": "tool", "tool_call_id": "c1", "content": "body"},
+        {
+            "tool": {
+                "title": "Read a.py",
+                "kind": "read",
+                "locations": ["/w/a.py"],
+                "status": "completed",
+                "name": "read",
+                "raw_input": {"path": "a.py"},
+                "content": None,
+            }
+        },
+    ),
+    (
+        {"role": "user", "content": "review this"},
+        {"blocks": [{"type": "text", "text": "review this"}], "handoff": {"from": "coder"}},
+    ),
     ({"role": "user", "content": "hi"}, {"blocks": [{"type": "text", "text": "hi"}], "copy": True}),
     ({"role": "user", "content": "note"}, {"mine": {"a": 1}, "kind": "plugin-thing"}),
 ]
@@ -46,8 +65,10 @@ async def legacy_entries(tmp_path) -> list[StoredMessage]:
     db.executescript(V1_SCHEMA)
     db.execute("INSERT INTO sessions VALUES ('s', '/w', NULL, 0, 0, '{}')")
     for pos, (message, extra) in enumerate(LEGACY_ROWS, 1):
-        db.execute("INSERT INTO messages (session_id, message, extra, active, pos) VALUES ('s', ?, ?, 1, ?)",
-                   (json.dumps(message), json.dumps(extra), pos))
+        db.execute(
+            "INSERT INTO messages (session_id, message, extra, active, pos) VALUES ('s', ?, ?, 1, ?)",
+            (json.dumps(message), json.dumps(extra), pos),
+        )
     db.commit()
     db.close()
     store = SqliteStore(tmp_path / "sessions.db")
@@ -60,7 +81,16 @@ async def legacy_entries(tmp_path) -> list[StoredMessage]:
 async def test_rows_written_before_typed_metadata_load_as_typed_records(tmp_path):
     metas = [entry.meta for entry in await legacy_entries(tmp_path)]
     assert [m.kind for m in metas] == [
-        "message", "summary", "injected", "prompt", "injected", "message", "message", "prompt", "prompt", "message"
+        "message",
+        "summary",
+        "injected",
+        "prompt",
+        "injected",
+        "message",
+        "message",
+        "prompt",
+        "prompt",
+        "message",
     ]
     assert metas[1].replaced == 7 and metas[2].hidden and not metas[2].replayed
     assert metas[3].blocks == [{"type": "text", "text": "hi"}]
@@ -89,7 +119,11 @@ async def test_every_kind_round_trips_through_the_store(tmp_path):
         EntryMeta("summary", replaced=3),
         EntryMeta("ack"),
         EntryMeta(message_id="m", reasoning="r"),
-        EntryMeta(tool=ToolDisplay("t", "T", "execute", "failed", ["/a"], {"_raw": "{"}, [{"type": "terminal", "terminalId": "x"}])),
+        EntryMeta(
+            tool=ToolDisplay(
+                "t", "T", "execute", "failed", ["/a"], {"_raw": "{"}, [{"type": "terminal", "terminalId": "x"}]
+            )
+        ),
         EntryMeta("prompt", blocks=[], copy=True),
     ]
     for row, meta in enumerate(metas, 1):
@@ -100,8 +134,14 @@ async def test_every_kind_round_trips_through_the_store(tmp_path):
 
 def test_malformed_metadata_loads_without_an_error():
     """A hand-edited or foreign row must not make a session unloadable."""
-    for junk in [None, [], "text", 3, {"tool": "x", "blocks": "y", "handoff": 1, "replaced": "2", "reasoning": 5},
-                 {"tool": {"kind": "nonsense", "status": 9, "locations": "a", "content": {"x": 1}}}]:
+    for junk in [
+        None,
+        [],
+        "text",
+        3,
+        {"tool": "x", "blocks": "y", "handoff": 1, "replaced": "2", "reasoning": 5},
+        {"tool": {"kind": "nonsense", "status": 9, "locations": "a", "content": {"x": 1}}},
+    ]:
         meta = EntryMeta.from_json(junk)
         assert isinstance(meta, EntryMeta)
         json.dumps(meta.to_json())
@@ -124,4 +164,3 @@ async def test_legacy_rows_replay_as_they_did(tmp_path):
     tool = updates[3]
     assert (tool.kind, tool.status, tool.raw_input) == ("read", "completed", {"path": "a.py"})
     assert [loc.path for loc in tool.locations] == ["/w/a.py"]
-

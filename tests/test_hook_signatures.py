@@ -73,8 +73,11 @@ def test_the_message_names_each_lists_keywords_and_positional_extras_are_refused
 
     with pytest.raises(HookSignatureError, match=r"positional-only parameter 'extra' is never given by pre_request"):
         CrowCallbacks(pre_request=[needs_more])
-    with pytest.raises(HookSignatureError, match=r"'loaded', which pre_request never passes\. pre_request passes "
-                                                 r"the session and hook, step;"):
+    with pytest.raises(
+        HookSignatureError,
+        match=r"'loaded', which pre_request never passes\. pre_request passes "
+        r"the session and hook, step;",
+    ):
         CrowCallbacks(pre_request=[lambda session, *, loaded: None])
     with pytest.raises(HookSignatureError, match="no parameter for the session"):
         CrowCallbacks(end_session=[lambda: None])
@@ -100,8 +103,9 @@ async def test_a_callback_with_kwargs_gets_every_keyword(crow_home, tmp_path):
         with anyio.fail_after(30):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
             assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
-    assert seen == {name: set(PASSES[name]) for name in ("begin_session", "pre_request", "post_response", "end_turn",
-                                                         "end_session")}
+    assert seen == {
+        name: set(PASSES[name]) for name in ("begin_session", "pre_request", "post_response", "end_turn", "end_session")
+    }
 
 
 def test_every_callback_in_the_repo_still_registers(crow_home, monkeypatch):
@@ -118,8 +122,13 @@ def test_every_callback_in_the_repo_still_registers(crow_home, monkeypatch):
             monkeypatch.delitem(sys.modules, path.stem)
         module = importlib.import_module(path.stem)
         if hasattr(module, "config_for"):  # multi_agents.py: a scripted model per role, never called here
-            monkeypatch.setattr(module, "config_for", lambda name: load_config(model="m", models={
-                "m": {"model": f"scripted-{name}", "base_url": "http://127.0.0.1:9/v1"}}))
+            monkeypatch.setattr(
+                module,
+                "config_for",
+                lambda name: load_config(
+                    model="m", models={"m": {"model": f"scripted-{name}", "base_url": "http://127.0.0.1:9/v1"}}
+                ),
+            )
         for name, factory in vars(module).items():
             if name.startswith("build") and inspect.isfunction(factory) and factory.__module__ == module.__name__:
                 built.append(factory())

@@ -69,6 +69,7 @@ async def test_hooks_fire_in_order_across_turns_cancel_error_and_reload(log, tmp
             assert (await conn.prompt(session_id=sid, prompt=[text("one")])).stop_reason == "end_turn"
 
             async with anyio.create_task_group() as group:
+
                 async def cancelled_prompt() -> None:
                     response = await conn.prompt(session_id=sid, prompt=[text("two")])
                     assert response.stop_reason == "cancelled"

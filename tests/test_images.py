@@ -87,8 +87,10 @@ async def test_prompt_images_reach_a_vision_model_and_replay(crow_home, tmp_path
 
 async def test_an_mcp_tool_image_reaches_a_vision_model_in_a_valid_history(crow_home, tmp_path):
     write_config(crow_home, PROFILES)
-    script = [Reply(tool_calls=[ToolCall("echo__image", {}, id="img"), ToolCall("echo__echo", {"text": "x"}, id="e")]),
-              Reply(text="a pixel")]
+    script = [
+        Reply(tool_calls=[ToolCall("echo__image", {}, id="img"), ToolCall("echo__echo", {"text": "x"}, id="e")]),
+        Reply(text="a pixel"),
+    ]
     async with ScriptedModel(script) as model:
         async with hosted_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):

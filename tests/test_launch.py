@@ -18,7 +18,7 @@ import spawn
 
 pytestmark = pytest.mark.skipif(spawn.EXEC_ALL, reason="CROW_TEST_EXEC=1: nothing is forked")
 
-PROBE = '''
+PROBE = """
 import json, os, signal, sys
 what = sys.argv[1]
 if what == "report":
@@ -35,7 +35,7 @@ if what == "wait":
     signal.pause()
 if what == "die":
     os.kill(os.getpid(), signal.SIGTERM)
-'''
+"""
 
 
 @pytest.fixture
@@ -47,8 +47,16 @@ def probe(tmp_path: Path) -> Path:
 
 def run(command: list[str], probe: Path, **kwargs) -> tuple[subprocess.CompletedProcess, dict]:
     env = {"PATH": os.environ["PATH"], "PROBE_A": "1", "PROBE_STATUS": "3"}
-    done = subprocess.run([*command, str(probe), "report", "x"], input="in", capture_output=True, text=True,
-                          env=env, cwd=probe.parent, timeout=60, **kwargs)  # fmt: skip
+    done = subprocess.run(
+        [*command, str(probe), "report", "x"],
+        input="in",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=probe.parent,
+        timeout=60,
+        **kwargs,
+    )
     return done, json.loads(done.stdout)
 
 
@@ -66,8 +74,13 @@ def test_a_forked_script_sees_and_returns_what_an_execd_one_does(probe: Path):
 
 def test_it_is_forked_and_an_ignored_signal_stays_ignored(probe: Path):
     ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731 (as a background job's shell does)
-    launcher = subprocess.Popen([spawn.python(), str(probe), "report"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                text=True, preexec_fn=ignore)  # fmt: skip
+    launcher = subprocess.Popen(
+        [spawn.python(), str(probe), "report"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore,
+    )
     seen = json.loads(launcher.communicate(timeout=60)[0])
     assert seen["ppid"] != launcher.pid, "the fork server is its parent, not the launcher"
     assert seen["sigint_ignored"]
@@ -119,8 +132,10 @@ def test_requesters_that_die_mid_request_leave_the_server_serving(probe: Path, t
             request = {"args": [str(probe), "wait", str(pidfile)], "env": dict(os.environ), "cwd": str(tmp_path)}
             with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
                 sock.connect(spawn.socket_path())
-                sock.sendmsg([json.dumps(request).encode()],
-                             [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [devnull] * 3))])  # fmt: skip
+                sock.sendmsg(
+                    [json.dumps(request).encode()],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [devnull] * 3))],
+                )
     finally:
         os.close(devnull)
     done, seen = run([spawn.python()], probe)

@@ -26,7 +26,11 @@ def test_the_lazy_front_routes_exactly_what_the_agent_routes():
 def test_a_bad_config_still_ends_crow_acp_with_status_3(crow_home):
     write_config(crow_home, "max_stepz = 3\n")
     done = subprocess.run(
-        [sys.executable, "-m", "crow", "acp"], env=crow_env(crow_home, "http://127.0.0.1:9/v1"), input="",
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "crow", "acp"],
+        env=crow_env(crow_home, "http://127.0.0.1:9/v1"),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 3 and "max_stepz" in done.stderr and done.stdout == ""

@@ -39,8 +39,11 @@ class TimedClient(RecordingClient):
         await super().session_update(session_id, update, **kw)
 
     def time_of(self, call_id: str, status: str) -> float:
-        return next(t for t, u in zip(self.times, self.updates, strict=True) if getattr(u, "tool_call_id", None) == call_id
-                    and getattr(u, "status", None) == status)
+        return next(
+            t
+            for t, u in zip(self.times, self.updates, strict=True)
+            if getattr(u, "tool_call_id", None) == call_id and getattr(u, "status", None) == status
+        )
 
 
 def tool_messages(request: dict) -> dict[str, str]:
@@ -88,9 +91,14 @@ transport = "sse"
 """,
         )
         broken = McpServerStdio(name="broken", command="/nonexistent/mcp-server", args=[], env=[])
-        async with ScriptedModel(script) as model, hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with (
+            ScriptedModel(script) as model,
+            hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _),
+        ):
             with anyio.fail_after(40):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio(), web, events, broken])).session_id
+                sid = (
+                    await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio(), web, events, broken])
+                ).session_id
                 assert client.updates == []  # nothing for the session before its session/new response
                 await client.wait_for(lambda c: unavailable(c, "broken"))
                 assert "not found" in unavailable(client, "broken")[0].content[0].content.text
@@ -103,7 +111,9 @@ transport = "sse"
                 # a server that dies later only loses its own tools, and the user is told once
                 assert not unavailable(client, "echo")
                 assert (await conn.prompt(session_id=sid, prompt=[text("crash it")])).stop_reason == "end_turn"
-                await client.wait_for(lambda c: unavailable(c, "echo"))  # told as the SDK's cleanup ends, maybe after the turn
+                await client.wait_for(
+                    lambda c: unavailable(c, "echo")
+                )  # told as the SDK's cleanup ends, maybe after the turn
                 assert len(unavailable(client, "echo")) == 1
                 assert client.tool_updates("crash")[-1].status == "failed"
                 assert client.tool_updates("web")[-1].status == "completed"
@@ -142,14 +152,22 @@ transport = "sse"
         assert statuses[:2] == ["pending", "in_progress"], (call.id, statuses)
         finals[call.id] = client.tool_updates(call.id or "")[-1]
     assert {k: v.status for k, v in finals.items()} == {
-        "c-echo": "completed", "c-add": "completed", "c-structured": "completed", "c-time": "completed",
-        "c-image": "completed", "c-resources": "completed", "c-fail": "failed", "c-cfg": "completed",
+        "c-echo": "completed",
+        "c-add": "completed",
+        "c-structured": "completed",
+        "c-time": "completed",
+        "c-image": "completed",
+        "c-resources": "completed",
+        "c-fail": "failed",
+        "c-cfg": "completed",
     }
     assert finals["c-add"].content[0].content.text == "5"
     assert finals["c-structured"].raw_output == {"city": "Oslo", "celsius": -3.5}
 
     # calls from one response run concurrently
-    ran = client.time_of("s2", "completed") - min(client.time_of("s1", "in_progress"), client.time_of("s2", "in_progress"))
+    ran = client.time_of("s2", "completed") - min(
+        client.time_of("s1", "in_progress"), client.time_of("s2", "in_progress")
+    )
     assert ran < 0.9, ran
     slow_results = tool_messages(model.requests[3])
     assert slow_results["s1"] == slow_results["s2"] == "slept 0.5s"

@@ -136,7 +136,9 @@ async def test_a_server_that_dies_mid_call_fails_the_call_at_once_and_restarts_a
                 os.kill(int(orphan.read_text()), signal.SIGKILL)
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report("MCP stdio: the server dies mid-call (exits, closes stdout, exits leaving an orphan on stdout)", 3, "nothing")
+    report(
+        "MCP stdio: the server dies mid-call (exits, closes stdout, exits leaving an orphan on stdout)", 3, "nothing"
+    )
 
 
 async def test_a_server_that_died_while_idle_is_restarted_before_its_next_use_once(crow_home, tmp_path):
@@ -147,7 +149,9 @@ async def test_a_server_that_died_while_idle_is_restarted_before_its_next_use_on
     async with ScriptedModel(default=Reply(text="still here")) as model:
         async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(100):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[wire("wire", "--starts", str(starts))])).session_id
+                sid = (
+                    await conn.new_session(cwd=str(tmp_path), mcp_servers=[wire("wire", "--starts", str(starts))])
+                ).session_id
                 model.add(*calls("wire__hostile", "then_exit", "last-words"))
                 await conn.prompt(session_id=sid, prompt=[text("answer, then die")])
                 assert result_for(model, "last-words") == "answered; exiting now"
@@ -195,7 +199,9 @@ async def test_absurd_tool_lists_are_bounded(crow_home, tmp_path):
         assert tool["function"]["parameters"]["type"] == "object"
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report("MCP stdio: 10,000 tools, input schemas that are not object schemas", 2, "the tools past 128 are not offered")
+    report(
+        "MCP stdio: 10,000 tools, input schemas that are not object schemas", 2, "the tools past 128 are not offered"
+    )
 
 
 @contextlib.asynccontextmanager
@@ -242,4 +248,9 @@ async def test_remote_answers_with_lone_surrogate_escapes_are_repaired(crow_home
             assert client.text().endswith("still here")
     assert_history_valid(crow_home, sid)
     assert_requests_valid(model.requests)
-    report("MCP over HTTP: lone surrogate escapes (streamable HTTP JSON and event-stream bodies, legacy SSE), death mid-call", 4, "nothing")
+    report(
+        "MCP over HTTP: lone surrogate escapes (streamable HTTP JSON and event-stream bodies, legacy SSE), "
+        "death mid-call",
+        4,
+        "nothing",
+    )

@@ -50,9 +50,13 @@ async def test_session_opens_before_its_server_and_the_first_prompt_waits_for_it
         replay = RecordingClient()
         async with hosted_crow(replay, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
-                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[live("--gate", str(tmp_path / "never"))])
+                await conn.load_session(
+                    cwd=str(tmp_path), session_id=sid, mcp_servers=[live("--gate", str(tmp_path / "never"))]
+                )
                 assert [u.content.text for u in replay.of("user_message_chunk")] == ["hi"]
-    connecting = [u for u in client.updates if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id]
+    connecting = [
+        u for u in client.updates if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id
+    ]
     assert [u.status for u in connecting] == ["in_progress", "completed"]
     first_text = next(i for i, u in enumerate(client.updates) if u.session_update == "agent_message_chunk")
     assert client.updates.index(connecting[-1]) < first_text
@@ -77,7 +81,9 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
     async with ScriptedModel(script) as model:
         async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(90):
-                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--starts", str(starts))])).session_id
+                sid = (
+                    await conn.new_session(cwd=str(tmp_path), mcp_servers=[live("--starts", str(starts))])
+                ).session_id
                 await conn.prompt(session_id=sid, prompt=[text("grow")])
                 # notifications/tools/list_changed during the call: the very next model call has the new tool
                 assert "live__extra" not in tool_names(model.requests[0])
@@ -86,7 +92,9 @@ async def test_tool_list_changes_and_a_dead_server_restarts_once(crow_home, tmp_
 
                 await conn.prompt(session_id=sid, prompt=[text("die")])
                 assert client.tool_updates("die1")[-1].status == "failed"
-                await client.wait_for(lambda c: steps(c, "MCP server 'live' is unavailable"))  # may follow the turn's end
+                await client.wait_for(
+                    lambda c: steps(c, "MCP server 'live' is unavailable")
+                )  # may follow the turn's end
                 [down] = steps(client, "MCP server 'live' is unavailable")
                 assert "restarts it once" in down.content[0].content.text
                 await conn.prompt(session_id=sid, prompt=[text("ping")])
@@ -154,7 +162,11 @@ async def test_cancel_stops_the_wait_and_a_server_that_comes_up_later_adds_its_t
                     await client.wait_for(lambda c: steps(c, CONNECTING))
                     await conn.cancel(session_id=sid)
                 assert stops == ["cancelled"] and not model.requests  # the wait ended without a model call
-                waited = [u for u in client.updates if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id]
+                waited = [
+                    u
+                    for u in client.updates
+                    if getattr(u, "tool_call_id", "") == steps(client, CONNECTING)[0].tool_call_id
+                ]
                 assert waited[-1].status == "failed" and waited[-1].content[0].content.text.startswith("Cancelled")
                 gate.touch()  # the server comes up after the turn that waited for it
                 await conn.prompt(session_id=sid, prompt=[text("two")])

@@ -34,12 +34,17 @@ def answer(raw: bytes) -> bytes:
 
 
 def test_lone_surrogate_escapes_become_replacement_characters_and_pairs_stay():
-    line = repair_line(answer(rb"a\ud800b \udc00 \ud83d\ude00 \uD83D\uDE00 \\ud800 \\\ud800 \ud800\ud800\udc00 end\ud800"))
+    line = repair_line(
+        answer(rb"a\ud800b \udc00 \ud83d\ude00 \uD83D\uDE00 \\ud800 \\\ud800 \ud800\ud800\udc00 end\ud800")
+    )
     assert parsed_text(line) == "a\ufffdb \ufffd \U0001f600 \U0001f600 \\ud800 \\\ufffd \ufffd\U00010000 end\ufffd"
 
 
 def test_control_bytes_and_bad_utf8_are_made_valid():
-    assert parsed_text(repair_line(answer(b"nul \x00 esc \x1b bad \xff\xc0\x80 end"))) == "nul \x00 esc \x1b bad \ufffd\ufffd\ufffd end"
+    assert (
+        parsed_text(repair_line(answer(b"nul \x00 esc \x1b bad \xff\xc0\x80 end")))
+        == "nul \x00 esc \x1b bad \ufffd\ufffd\ufffd end"
+    )
 
 
 def test_a_valid_line_is_passed_as_it_is():
@@ -83,7 +88,10 @@ def test_a_streamed_body_is_repaired_the_same_however_it_is_cut(cuts):
     out.append(repair.feed(body[start:]))
     out.append(repair.flush())
     assert b"".join(out) == repair_escapes(body)
-    assert json.loads(b"".join(out)) == {"a": "\U0001f600\U0001f600 \\\\\\ud800 \\\ufffd \ufffd", "b": "\ufffd\\ud83d\\ude00\ufffd"}
+    assert json.loads(b"".join(out)) == {
+        "a": "\U0001f600\U0001f600 \\\\\\ud800 \\\ufffd \ufffd",
+        "b": "\ufffd\\ud83d\\ude00\ufffd",
+    }
 
 
 def test_an_oversized_line_in_one_piece_is_dropped_too():

@@ -26,10 +26,25 @@ LIMITS = "[timeouts]\nmodel = {total}\nmodel_first_byte = {first}\nmodel_idle = 
 # machine too (at 1-1.5 s it did not, at a load of 16 on 2 cores), so none is under 5 s.
 CASES = [
     # (name, the faulty reply, limits, the setting the error must name)
-    ("drips forever", Reply(text="drip " * 5000, chunks=5000, delay=0.5), dict(total=5, first=30, idle=30), "(timeouts.model)"),
-    ("stalls after a chunk", Reply(text="one two three", chunks=3, delay=60), dict(total=120, first=30, idle=5), "(timeouts.model_idle)"),
+    (
+        "drips forever",
+        Reply(text="drip " * 5000, chunks=5000, delay=0.5),
+        dict(total=5, first=30, idle=30),
+        "(timeouts.model)",
+    ),
+    (
+        "stalls after a chunk",
+        Reply(text="one two three", chunks=3, delay=60),
+        dict(total=120, first=30, idle=5),
+        "(timeouts.model_idle)",
+    ),
     ("hangs after headers", Fault(hang=True), dict(total=120, first=5, idle=30), "(timeouts.model_first_byte)"),
-    ("never answers", Reply(text="late", first_delay=60), dict(total=120, first=5, idle=30), "(timeouts.model_first_byte)"),
+    (
+        "never answers",
+        Reply(text="late", first_delay=60),
+        dict(total=120, first=5, idle=30),
+        "(timeouts.model_first_byte)",
+    ),
 ]
 
 
@@ -59,6 +74,8 @@ async def one_case(work: Path, name: str, fault: Reply | Fault, limits: dict[str
     # Nothing shown was lost: the partial reply is recorded as it was streamed.
     if shown:
         assert messages[1] == {"role": "assistant", "content": shown}, name
-        assert isinstance(fault, Reply) and fault.text.startswith(shown) and shown != fault.text, name  # stopped part way
+        assert isinstance(fault, Reply) and fault.text.startswith(shown) and shown != fault.text, (
+            name
+        )  # stopped part way
     assert messages[-1] == {"role": "assistant", "content": "back to normal"}, name
     assert_requests_valid(model.requests)

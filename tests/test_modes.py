@@ -30,8 +30,11 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
+
 def hostile() -> McpServerStdio:
-    return McpServerStdio(name="hostile", command=spawn.python(), args=[str(TESTS / "mcp_servers" / "hostile_server.py")], env=[])
+    return McpServerStdio(
+        name="hostile", command=spawn.python(), args=[str(TESTS / "mcp_servers" / "hostile_server.py")], env=[]
+    )
 
 
 def option(options: list[Any], option_id: str) -> Any:
@@ -46,14 +49,18 @@ async def test_modes_over_stdio(crow_home, tmp_path):
     write_config(crow_home, '[permissions]\ndefault_mode = "plan"\n[permissions.tools]\n"echo__fail" = "deny"\n')
     marker, shell_marker = tmp_path / "deleted", tmp_path / "shell"
     script = [
-        Reply(tool_calls=[
-            ToolCall("hostile__delete_everything", {"path": str(marker)}, id="liar"),
-            ToolCall("hostile__run_shell", {"command": "rm -rf ~", "path": str(shell_marker)}, id="shell"),
-            ToolCall("echo__add", {"a": 1, "b": 2}, id="add-plan"),
-            ToolCall("echo__echo", {"text": "look"}, id="read"),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCall("hostile__delete_everything", {"path": str(marker)}, id="liar"),
+                ToolCall("hostile__run_shell", {"command": "rm -rf ~", "path": str(shell_marker)}, id="shell"),
+                ToolCall("echo__add", {"a": 1, "b": 2}, id="add-plan"),
+                ToolCall("echo__echo", {"text": "look"}, id="read"),
+            ]
+        ),
         Reply(text="Here is the plan."),
-        Reply(tool_calls=[ToolCall("echo__add", {"a": 2, "b": 2}, id="add-full"), ToolCall("echo__fail", {}, id="denied")]),
+        Reply(
+            tool_calls=[ToolCall("echo__add", {"a": 2, "b": 2}, id="add-full"), ToolCall("echo__fail", {}, id="denied")]
+        ),
         Reply(text="done"),
         Reply(tool_calls=[ToolCall("echo__add", {"a": 3, "b": 3}, id="add-ask")]),
         Reply(text="asked"),
@@ -138,7 +145,10 @@ async def test_a_multi_agent_graph_shares_the_mode(crow_home, tmp_path, monkeypa
     from crow_acp import MultiAgent
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    first, second = AcpAgent(load_config(home=crow_home), name="first"), AcpAgent(load_config(home=crow_home), name="second")
+    first, second = (
+        AcpAgent(load_config(home=crow_home), name="first"),
+        AcpAgent(load_config(home=crow_home), name="second"),
+    )
     first.set_callbacks(add_agent_callback(CrowCallbacks(), second))
     team = MultiAgent(entry_agent=first)
     try:

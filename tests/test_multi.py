@@ -96,7 +96,9 @@ async def test_chain_runs_a_then_b_then_c_once_each_with_summaries_and_attributi
     assert [u.title for u in client.of("session_info_update")] == ["write add"]
     # The blackboard is shared with the reviewer; the coder's private context key is not.
     boards = [entry for entry in read_log(log) if entry["event"] == "board"]
-    assert boards == [{"event": "board", "session": boards[0]["session"], "blackboard": {"coder_turns": 1}, "private": None}]
+    assert boards == [
+        {"event": "board", "session": boards[0]["session"], "blackboard": {"coder_turns": 1}, "private": None}
+    ]
 
 
 async def test_cancel_mid_chain_stops_the_whole_graph(crow_home, tmp_path, monkeypatch):

@@ -92,9 +92,10 @@ async def test_over_stdio_a_graph_forks_and_the_fork_loads_with_every_members_hi
             before = len(client.updates)
             await conn.load_session(cwd=str(tmp_path), session_id=fork, mcp_servers=[])
     replayed = client.updates[before:]
-    said = re.findall(r"(CODER|REVIEWER|TESTER) says so", "".join(
-        u.content.text for u in replayed if u.session_update == "agent_message_chunk"
-    ))
+    said = re.findall(
+        r"(CODER|REVIEWER|TESTER) says so",
+        "".join(u.content.text for u in replayed if u.session_update == "agent_message_chunk"),
+    )
     # Every member's history, before and after the fork. After it, in the order it happened; the copied
     # part replays member by member (each member's copy is its own transaction: see fork_session).
     assert sorted(said[:3]) == ["CODER", "REVIEWER", "TESTER"] and said[3:] == ["CODER", "REVIEWER", "TESTER"]

@@ -65,7 +65,11 @@ async def test_a_cycle_built_without_multiagent_is_refused_at_run_time(tmp_path,
     """a → b → a in plain Python: b's bridge back to a (still in its turn) is refused, not a deadlock."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    async with ScriptedModel(default=Reply(text="A-SAYS")) as model_a, ScriptedModel(default=Reply(text="B-SAYS")) as model_b:
+    async with (
+        ScriptedModel(default=Reply(text="A-SAYS")) as model_a,
+        ScriptedModel(default=Reply(text="B-SAYS")) as model_b,
+    ):
+
         def agent(name: str, model: ScriptedModel) -> AcpAgent:
             config = load_config(home=tmp_path / "home", models={"m": {"base_url": model.base_url}}, model="m")
             return AcpAgent(config, name=name)

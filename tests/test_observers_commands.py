@@ -30,8 +30,9 @@ async def test_observers_receive_typed_events_in_process(crow_home, tmp_path, mo
     async def shout(arguments: dict[str, Any], context: Any) -> str:
         return arguments["text"].upper()
 
-    tool = FunctionTool("shout", "Shout.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout,
-                        read_only=True)
+    tool = FunctionTool(
+        "shout", "Shout.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout, read_only=True
+    )
     script = [
         Reply(text="Let me shout.", tool_calls=[ToolCall("shout", {"text": "hi"}, id="c1")]),
         Reply(text="Shouted."),
@@ -61,8 +62,15 @@ async def test_observers_receive_typed_events_in_process(crow_home, tmp_path, mo
     first_turn = kinds[: kinds.index("TitleChanged") + 1]
     collapsed = [k for i, k in enumerate(first_turn) if i == 0 or k != first_turn[i - 1]]
     assert collapsed == [
-        "TextDelta", "ModelCallFinished", "ToolCallStarted", "ToolCallRunning", "ToolCallFinished",
-        "TextDelta", "ModelCallFinished", "TurnFinished", "TitleChanged",
+        "TextDelta",
+        "ModelCallFinished",
+        "ToolCallStarted",
+        "ToolCallRunning",
+        "ToolCallFinished",
+        "TextDelta",
+        "ModelCallFinished",
+        "TurnFinished",
+        "TitleChanged",
     ]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me shout.Shouted."
     started = next(e for e in events if isinstance(e, ToolCallStarted))
@@ -91,7 +99,8 @@ async def test_slash_commands_carried_by_a_callback(crow_home, tmp_path):
 
     class Greeter:
         commands: ClassVar[list[SlashCommand]] = [
-            SlashCommand("hello", "Greets", greet, hint="name"), SlashCommand("wait", "Waits", wait)
+            SlashCommand("hello", "Greets", greet, hint="name"),
+            SlashCommand("wait", "Waits", wait),
         ]
 
         async def __call__(self, session: Any, **_: Any) -> None:
@@ -112,6 +121,7 @@ async def test_slash_commands_carried_by_a_callback(crow_home, tmp_path):
             assert response.stop_reason == "end_turn" and client.text() == "Hello, big\nworld!"
 
             async with anyio.create_task_group() as group:
+
                 async def waiting() -> None:
                     response = await agent.prompt(prompt=[{"type": "text", "text": "/wait"}], session_id=sid)
                     assert response.stop_reason == "cancelled"

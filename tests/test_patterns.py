@@ -56,7 +56,9 @@ async def test_loop_stops_at_max_iterations(crow_home, tmp_path, monkeypatch):
     client = RecordingClient()
     defaults = {"coder": Reply(text="V"), "reviewer": Reply(text="R"), "judge": Reply(text="CONTINUE: more")}
     models = functions(**defaults)
-    response = await prompt_once(client, "build_loop", crow_home, models, tmp_path, "go", monkeypatch, env={"LOOP_MAX": "2"})
+    response = await prompt_once(
+        client, "build_loop", crow_home, models, tmp_path, "go", monkeypatch, env={"LOOP_MAX": "2"}
+    )
     assert response.stop_reason == "max_turn_requests"
     assert [len(models[n].requests) for n in ("coder", "reviewer", "judge")] == [2, 2, 2]
     assert ("Loop stopped after 2 passes", "failed") in titles(client)
@@ -87,10 +89,14 @@ async def test_supervisor_routes_by_the_shared_state_and_completes(crow_home, tm
     }
     client = RecordingClient()
     models = functions(**scripts)
-    response = await prompt_once(client, "build_supervisor", crow_home, models, tmp_path, "build a todo app", monkeypatch)
+    response = await prompt_once(
+        client, "build_supervisor", crow_home, models, tmp_path, "build a todo app", monkeypatch
+    )
     assert response.stop_reason == "end_turn"
     router = models["router"].requests
-    assert len(router) == 3 and "(none yet)" in last_user(router[0]) and "## emma\nPRD: a todo app" in last_user(router[1])
+    assert (
+        len(router) == 3 and "(none yet)" in last_user(router[0]) and "## emma\nPRD: a todo app" in last_user(router[1])
+    )
     assert router[0]["messages"][0]["role"] == "system" and "DONE" in router[0]["messages"][0]["content"]
     assert last_user(models["emma"].requests[0]) == "build a todo app"
     bob_saw = last_user(models["bob"].requests[0])
@@ -141,8 +147,12 @@ async def test_planner_executor_plan_reaches_the_editor(crow_home, tmp_path, mon
             Reply(text="Revised."),
         ],
         "executor": [
-            mark(1, "in_progress"), mark(1, "completed"), mark(2, "blocked", "no database"), Reply(text="Step 2 blocked."),
-            mark(2, "completed"), Reply(text="All done."),
+            mark(1, "in_progress"),
+            mark(1, "completed"),
+            mark(2, "blocked", "no database"),
+            Reply(text="Step 2 blocked."),
+            mark(2, "completed"),
+            Reply(text="All done."),
         ],
     }
     client, reloaded = RecordingClient(), RecordingClient()

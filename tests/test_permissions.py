@@ -60,8 +60,10 @@ async def test_ask_reject_allow_once_and_allow_always_survives_a_restart(crow_ho
     assert results(model.requests[1]) == {"read": "echo: free", "rejected": "The user rejected this tool call."}
     assert client.tool_updates("rejected")[-1].status == "failed"
     assert [u.status for u in client.tool_updates("once")] == ["pending", "in_progress", "completed"]
-    finals = {call_id: results(model.requests[n])[call_id] for call_id, n in
-              [("once", 3), ("always", 5), ("remembered", 7), ("after-restart", 9)]}
+    finals = {
+        call_id: results(model.requests[n])[call_id]
+        for call_id, n in [("once", 3), ("always", 5), ("remembered", 7), ("after-restart", 9)]
+    }
     assert finals == {"once": "3", "always": "3", "remembered": "3", "after-restart": "3"}
 
 
@@ -104,7 +106,9 @@ async def test_default_allow_and_ask_without_an_editor(crow_home, tmp_path, monk
     async def shout(arguments: dict[str, Any], context: Any) -> str:
         return arguments["text"].upper()
 
-    tool = FunctionTool("shout", "Shout the text.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout)
+    tool = FunctionTool(
+        "shout", "Shout the text.", {"type": "object", "properties": {"text": {"type": "string"}}}, shout
+    )
 
     def add_tool(session: Any, **_: Any) -> None:
         session.add_tool(tool)

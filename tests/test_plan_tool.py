@@ -11,10 +11,18 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
 
-FIRST = {"entries": [{"content": "Read the code", "status": "in_progress", "priority": "high"},
-                     {"content": "Write the fix", "status": "pending"}]}
-SECOND = {"entries": [{"content": "Read the code", "status": "completed", "priority": "high"},
-                      {"content": "Write the fix", "status": "in_progress"}]}
+FIRST = {
+    "entries": [
+        {"content": "Read the code", "status": "in_progress", "priority": "high"},
+        {"content": "Write the fix", "status": "pending"},
+    ]
+}
+SECOND = {
+    "entries": [
+        {"content": "Read the code", "status": "completed", "priority": "high"},
+        {"content": "Write the fix", "status": "in_progress"},
+    ]
+}
 
 
 def plans(client: RecordingClient) -> list[list[tuple[str, str, str]]]:

@@ -52,7 +52,9 @@ async def test_a_command_gets_no_key_from_crows_proc_files_nor_from_encoding_one
         env = crow_env(home, model.base_url, OPENAI_API_KEY=KEY)
         async with run_crow(client, env, cwd=str(work), wrapper=AS_USER) as (conn, proc):
             proc_files = f"cat /proc/{proc.pid}/environ; base64 /proc/{proc.pid}/environ; echo read-done"
-            encodings = "for f in k0 k1 k2; do base64 $f; base64 -w0 $f; echo; od -An -v -tx1 $f | tr -d ' \\n'; echo; done"
+            encodings = (
+                "for f in k0 k1 k2; do base64 $f; base64 -w0 $f; echo; od -An -v -tx1 $f | tr -d ' \\n'; echo; done"
+            )
             model.add(Reply(tool_calls=[ToolCall("run_command", {"command": proc_files}, id="proc"),
                                         ToolCall("run_command", {"command": encodings}, id="enc")]))  # fmt: skip
             session_id = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id

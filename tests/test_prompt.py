@@ -30,11 +30,19 @@ def write(path: Path, text: str) -> Path:
 
 
 def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
-async def open_session(tmp_path: Path, cwd: Path, callbacks: CrowCallbacks | None = None) -> tuple[AcpAgent, SessionAccess, list]:
+async def open_session(
+    tmp_path: Path, cwd: Path, callbacks: CrowCallbacks | None = None
+) -> tuple[AcpAgent, SessionAccess, list]:
     agent = AcpAgent(load_config(home=tmp_path / "home"))
     agent.set_callbacks(callbacks or CrowCallbacks())
     events: list = []
@@ -216,7 +224,9 @@ async def test_an_undefined_attribute_is_a_strict_error_with_its_line(tmp_path):
 @pytest.mark.anyio
 async def test_the_prompt_is_rebuilt_after_compaction_and_when_context_files_change(tmp_path):
     builds: list[int] = []
-    prompt = default_prompt("{{ workspace_context }} #{{ n }}", {"n": lambda s: builds.append(1) or len(builds)}, home=tmp_path)
+    prompt = default_prompt(
+        "{{ workspace_context }} #{{ n }}", {"n": lambda s: builds.append(1) or len(builds)}, home=tmp_path
+    )
     agents = write(tmp_path / "AGENTS.md", "version one")
     _, session, _ = await open_session(tmp_path, tmp_path, CrowCallbacks(begin_session=[prompt]))
     assert "version one" in system_prompt(session) and len(builds) == 1

@@ -45,14 +45,19 @@ async def test_links_are_read_only_inside_the_roots(tmp_path):
         link("https://example.com/page"),
         EmbeddedResourceContentBlock(
             type="resource",
-            resource=TextResourceContents(uri=(outside / "buffer.py").as_uri(), text="OUTSIDE-EMBEDDED", mime_type="text/plain"),
+            resource=TextResourceContents(
+                uri=(outside / "buffer.py").as_uri(), text="OUTSIDE-EMBEDDED", mime_type="text/plain"
+            ),
         ),
         EmbeddedResourceContentBlock(
             type="resource", resource=TextResourceContents(uri=(work / "buffer.py").as_uri(), text="INSIDE-EMBEDDED")
         ),
     ]
     with ScriptedModel([Reply(text="seen")]) as model:
-        async with hosted_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (
+            conn,
+            _,
+        ):
             session = await conn.new_session(cwd=str(work), mcp_servers=[], additional_directories=[str(extra)])
             assert (await conn.prompt(session_id=session.session_id, prompt=prompt)).stop_reason == "end_turn"
     content = model.requests[0]["messages"][-1]["content"]

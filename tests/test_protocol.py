@@ -32,9 +32,14 @@ LINES = [
 
 async def test_malformed_input_gets_errors_and_the_server_stays_up(crow_home):
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "crow", "acp",
+        sys.executable,
+        "-m",
+        "crow",
+        "acp",
         env=crow_env(crow_home, "http://127.0.0.1:9/v1"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     assert proc.stdin and proc.stdout
     try:

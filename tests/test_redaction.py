@@ -30,7 +30,9 @@ LEAKY = TESTS / "mcp_servers" / "leaky_server.py"
 
 def setup_home(home: Path) -> None:
     home.mkdir()
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
 model = "main"
 
 [models.main]
@@ -44,7 +46,8 @@ env = {{ LEAKED = "{KEY}" }}
 
 [mcp_servers.remote]
 url = "http://127.0.0.1:{free_port()}/mcp?key={KEY}"
-""")
+""",
+    )
 
 
 def written(home: Path) -> str:
@@ -116,12 +119,16 @@ async def test_a_traceback_that_quotes_the_key_is_logged_without_it(tmp_path):
             response = await conn.prompt(session_id=session_id, prompt=[text("go")])
             assert response.stop_reason == "end_turn"
     log = written(home)
-    assert "Traceback (most recent call last)" in log and f"RuntimeError: the proxy refused https://api.example/v1?key={MARK}" in log
+    assert (
+        "Traceback (most recent call last)" in log
+        and f"RuntimeError: the proxy refused https://api.example/v1?key={MARK}" in log
+    )
     assert_clean("database and log", log)
 
 
 async def test_crow_run_shows_and_logs_no_key(tmp_path):
-    """`crow run` copies the child's stderr (here the leaky server's, which prints the key) to crow.log and, with -v, to the screen."""
+    """`crow run` copies the MCP server's stderr (here the leaky server's, which prints the key) to crow.log
+    and, with -v, to the screen."""
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     setup_home(home)

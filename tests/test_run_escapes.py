@@ -32,8 +32,12 @@ async def run(crow_home, tmp_path, *flags: str) -> tuple[str, str, str]:
     async with ScriptedModel(script) as model:
         with anyio.fail_after(60), out.open("wb") as stdout, err.open("wb") as stderr:
             await anyio.run_process(
-                crow_command("run", "go", "--yes", "--cwd", str(tmp_path), *flags), env=crow_env(crow_home, model.base_url),
-                stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, check=True,
+                crow_command("run", "go", "--yes", "--cwd", str(tmp_path), *flags),
+                env=crow_env(crow_home, model.base_url),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                check=True,
             )
     return out.read_text(), err.read_text(), "x" + HOSTILE + "\n" + HOSTILE + "\n"
 

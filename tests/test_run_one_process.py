@@ -38,8 +38,11 @@ def command_line(pid: int) -> str:
 def test_crow_run_starts_no_child_process_and_a_sigterm_stops_the_turn(crow_home, tmp_path):
     with ScriptedModel([Reply(text="streaming and then holding", chunks=6, hold_after=3)]) as model:
         run = subprocess.Popen(
-            [sys.executable, "-m", "crow", "run", "go", "--cwd", str(tmp_path)], env=crow_env(crow_home, model.base_url),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [sys.executable, "-m", "crow", "run", "go", "--cwd", str(tmp_path)],
+            env=crow_env(crow_home, model.base_url),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         try:
             assert run.stdout is not None
@@ -79,7 +82,9 @@ async def test_each_end_reads_its_bytes_through_crows_wire():
     raw.close()
     assert await end.receive() is None  # the oversized line was answered, not delivered; then EOF
     assert json.loads(await answers.readline())["error"] == {
-        "code": -32600, "message": f"Invalid Request: a message may have at most {MAX_MESSAGE} bytes"}
+        "code": -32600,
+        "message": f"Invalid Request: a message may have at most {MAX_MESSAGE} bytes",
+    }
 
 
 @pytest.mark.anyio

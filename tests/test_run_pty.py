@@ -26,8 +26,13 @@ def shown(*parts: str) -> str:
 
 def spawn(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
     child = pexpect.spawn(
-        spawn_python(), ["-m", "crow", "run", "--cwd", str(cwd), *args], env={**env, "TERM": "xterm-256color"},
-        encoding="utf-8", timeout=TIMEOUT, dimensions=(50, 120), preexec_fn=_ctrl_c_interrupts,
+        spawn_python(),
+        ["-m", "crow", "run", "--cwd", str(cwd), *args],
+        env={**env, "TERM": "xterm-256color"},
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        dimensions=(50, 120),
+        preexec_fn=_ctrl_c_interrupts,
     )
     child.logfile_read = open(cwd / "screen.log", "w")  # read back for "no traceback" anywhere on screen
     return child

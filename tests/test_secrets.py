@@ -22,7 +22,9 @@ ENV_SERVER = TESTS / "mcp_servers" / "env_server.py"
 
 def setup_home(home: Path) -> None:
     home.mkdir()
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
 model = "main"
 
 [models.main]
@@ -36,12 +38,15 @@ api_key_env = "CROW_TEST_OTHER_KEY"
 command = {json.dumps(spawn.python())}
 args = [{json.dumps(str(ENV_SERVER))}]
 env = {{ CROW_TEST_OTHER_KEY = "{EXPLICIT}" }}
-""")
+""",
+    )
 
 
 def everything_written(home: Path) -> bytes:
     """The database (with its WAL) and the logs, as bytes."""
-    return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file() and path.name != "config.toml")
+    return b"".join(
+        path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file() and path.name != "config.toml"
+    )
 
 
 @pytest.mark.anyio

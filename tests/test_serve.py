@@ -22,7 +22,10 @@ pytestmark = pytest.mark.anyio
 
 
 def echo_turn(call_id: str) -> list[Reply]:
-    return [Reply(text="Echoing.", tool_calls=[ToolCall("echo__echo", {"text": "round trip"}, id=call_id)]), Reply(text="Echoed.")]
+    return [
+        Reply(text="Echoing.", tool_calls=[ToolCall("echo__echo", {"text": "round trip"}, id=call_id)]),
+        Reply(text="Echoed."),
+    ]
 
 
 def slow_turn(call_id: str, seconds: float = 60) -> Reply:
@@ -46,7 +49,11 @@ async def test_tool_round_trip_cancel_and_load(crow_home, tmp_path, transport):
                     assert first.text() == "Echoing.Echoed."
                     result = [u for u in first.tool_updates("e1") if u.status == "completed"]
                     assert result, "the tool ran on the server and its result came back"
-                    assert model.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "e1", "content": "echo: round trip"}
+                    assert model.requests[1]["messages"][-1] == {
+                        "role": "tool",
+                        "tool_call_id": "e1",
+                        "content": "echo: round trip",
+                    }
                     stops: list[str] = []
 
                     async def slow() -> None:
@@ -99,7 +106,15 @@ async def test_a_second_connection_loading_a_running_session_cancels_its_turn_fi
 async def test_no_token_is_refused_beyond_loopback_and_the_token_is_enforced(crow_home, tmp_path):
     env = crow_env(crow_home, "http://127.0.0.1:9/v1")
     refused = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "crow", "serve", "--host", "0.0.0.0", "--no-token", env=env, stderr=asyncio.subprocess.PIPE
+        sys.executable,
+        "-m",
+        "crow",
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--no-token",
+        env=env,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await refused.communicate()
     assert refused.returncode == 3 and b"loopback only" in err and b"Traceback" not in err
@@ -163,7 +178,8 @@ async def test_connection_request_and_size_limits_hold(crow_home, tmp_path):
 async def test_sigterm_lets_turns_finish_then_cancels_answers_and_releases(crow_home, tmp_path):
     script = [slow_turn("long"), slow_turn("quick", 1), Reply(text="finished in the grace period")]
     async with ScriptedModel(script) as model:
-        # The grace period: quick's last second of its tool call and its last reply, and 3 s to spare on a loaded machine.
+        # The grace period: quick's last second of its tool call and its last reply, and 3 s to spare on a
+        # loaded machine.
         async with crow_serve(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT, "--grace", "4") as served:
             first, second = RecordingClient(), RecordingClient()
             with anyio.fail_after(90):
@@ -196,5 +212,10 @@ async def test_sigterm_lets_turns_finish_then_cancels_answers_and_releases(crow_
                 assert await served.proc.wait() == 0
     db = sqlite3.connect(crow_home / "sessions.db")
     assert db.execute("SELECT COUNT(*) FROM leases").fetchone() == (0,), "the leases were released"
-    roles = [r for (r,) in db.execute("SELECT json_extract(message, '$.role') FROM messages WHERE session_id = ? ORDER BY pos", (long,))]
+    roles = [
+        r
+        for (r,) in db.execute(
+            "SELECT json_extract(message, '$.role') FROM messages WHERE session_id = ? ORDER BY pos", (long,)
+        )
+    ]
     assert roles == ["user", "assistant", "tool"], "the cancelled call was recorded before exit"

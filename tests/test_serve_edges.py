@@ -58,7 +58,9 @@ async def test_without_a_token_crow_makes_one_only_its_user_can_read(crow_home):
         assert len(token) >= 32
         async with httpx.AsyncClient() as http:
             assert (await http.post(served.acp, json=INITIALIZE)).status_code == 401
-            assert (await http.post(served.acp, json=INITIALIZE, headers={"Authorization": "Bearer x"})).status_code == 401
+            assert (
+                await http.post(served.acp, json=INITIALIZE, headers={"Authorization": "Bearer x"})
+            ).status_code == 401
             ok = await http.post(served.acp, json=INITIALIZE, headers={"Authorization": f"Bearer {token}"})
             assert ok.status_code == 200
         assert await upgrade_status(served, {}) == 403
@@ -84,8 +86,11 @@ async def test_a_token_on_the_command_line_still_works_and_is_warned_about(crow_
 
 def test_an_empty_token_is_refused_not_taken_as_no_token(crow_home):
     empty = subprocess.run(
-        [sys.executable, "-m", "crow", "serve", "--port", "9", "--token", " "], env=crow_env(crow_home, NO_MODEL),
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "crow", "serve", "--port", "9", "--token", " "],
+        env=crow_env(crow_home, NO_MODEL),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert empty.returncode == 3 and "--token is empty" in empty.stderr
 
@@ -129,7 +134,9 @@ async def test_abandoned_connections_are_reaped_and_their_mcp_servers_stop(crow_
                 await abandoned.open_stream()
                 mark = f"CROW_TEST_MARK={uuid.uuid4().hex}"
                 echo = echo_stdio().model_copy(update={"env": [EnvVariable(name="CROW_TEST_MARK", value=mark[15:])]})
-                answer = await abandoned.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": [echo.model_dump(by_alias=True)]})
+                answer = await abandoned.call(
+                    1, "session/new", {"cwd": str(tmp_path), "mcpServers": [echo.model_dump(by_alias=True)]}
+                )
                 assert answer["result"]["sessionId"]
                 while not _marked(mark):  # noqa: ASYNC110  (a process appearing signals nothing)
                     await anyio.sleep(0.1)
@@ -152,7 +159,9 @@ async def test_a_killed_clients_session_loads_on_another_server_within_the_lease
                 killed = RawHttp(http, first)
                 assert await killed.initialize() == 200
                 await killed.open_stream()
-                sid = (await killed.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]
+                sid = (await killed.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"][
+                    "sessionId"
+                ]
                 await killed.stream.aclose()
             async with over_http(RecordingClient(), second) as conn:
                 busy = 0

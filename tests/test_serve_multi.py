@@ -15,7 +15,10 @@ pytestmark = pytest.mark.anyio
 
 def chain_scripts() -> dict[str, list[Reply]]:
     return {
-        "coder": [Reply(text="Looking up.", tool_calls=[ToolCall("lookup", {"key": "k1"}, id="call_1")]), Reply(text="CODE-DONE")],
+        "coder": [
+            Reply(text="Looking up.", tool_calls=[ToolCall("lookup", {"key": "k1"}, id="call_1")]),
+            Reply(text="CODE-DONE"),
+        ],
         "reviewer": [Reply(text="REVIEW-OK")],
         "tester": [Reply(text="TESTS-PASS")],
     }
@@ -52,7 +55,9 @@ async def test_a_chain_runs_through_crow_serve_and_loads_on_a_second_connection(
                     assert (await conn.prompt(session_id=sid, prompt=[text("more")])).stop_reason == "end_turn"
     assert [u.content.text for u in replayed if u.session_update == "user_message_chunk"] == ["write add"]
     assert [(u.title, u.status) for u in replayed if u.session_update == "tool_call" and "→" in u.title] == [
-        ("coder → reviewer", "completed"), ("reviewer → tester", "completed")]
+        ("coder → reviewer", "completed"),
+        ("reviewer → tester", "completed"),
+    ]
     said = "".join(u.content.text for u in replayed if u.session_update == "agent_message_chunk")
     assert said.index("CODE-DONE") < said.index("REVIEW-OK") < said.index("TESTS-PASS")
     # Every member's history came back from the store: the reviewer's model sees its first turn again.

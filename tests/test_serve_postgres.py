@@ -20,7 +20,12 @@ async def test_a_session_moves_between_two_servers_and_survives_a_dead_one(postg
     for home in homes:
         home.mkdir()
         write_config(home, "[store]\nlease_ttl = 3\n")
-    script = [Reply(text="answer from A"), Reply(text="answer from B"), Reply(text="still A"), Reply(text="B took over")]
+    script = [
+        Reply(text="answer from A"),
+        Reply(text="answer from B"),
+        Reply(text="still A"),
+        Reply(text="B took over"),
+    ]
     async with ScriptedModel(script) as model:
         env_a = crow_env(homes[0], model.base_url, CROW_DATABASE_URL=url, CROW_HOST_ID="machine-a")
         env_b = crow_env(homes[1], model.base_url, CROW_DATABASE_URL=url, CROW_HOST_ID="machine-b")

@@ -34,12 +34,25 @@ async def write_session(home: Path, cwd: str) -> str:
         store.append("long", StoredMessage(message, meta or EntryMeta(), row_id=rows))
 
     for i in range(TURNS):
-        add({"role": "user", "content": f"question {i}"}, EntryMeta("prompt", blocks=[{"type": "text", "text": f"question {i} é☃𝄞"}]))
-        add({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": '{"x": 1.5e300}'}}]})
+        add(
+            {"role": "user", "content": f"question {i}"},
+            EntryMeta("prompt", blocks=[{"type": "text", "text": f"question {i} é☃𝄞"}]),
+        )
+        add(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": '{"x": 1.5e300}'}}
+                ],
+            }
+        )
         tool = ToolDisplay("lookup", f"Look up {i}", "read", raw_input={"x": 1.5e300, "i": i, "s": "naïve"})
         add({"role": "tool", "tool_call_id": f"c{i}", "content": "result " * (40 + i % 7)}, EntryMeta(tool=tool))
-        add({"role": "assistant", "content": f"answer {i} " * 30}, EntryMeta(reasoning=f"thinking {i}" if i % 2 else None))
+        add(
+            {"role": "assistant", "content": f"answer {i} " * 30},
+            EntryMeta(reasoning=f"thinking {i}" if i % 2 else None),
+        )
     await store.close()
     return "long"
 
@@ -70,7 +83,10 @@ async def test_a_long_replay_is_the_same_over_stdio_http_and_websocket(crow_home
     stdio = seen["stdio"]
     users = [u["content"]["text"] for u in stdio if u["sessionUpdate"] == "user_message_chunk"]
     assert users == [f"question {i} é☃𝄞" for i in range(TURNS)], "every turn, in order, before the response"
-    assert stdio[-1] == {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"answer {TURNS - 1} " * 30}}
+    assert stdio[-1] == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": f"answer {TURNS - 1} " * 30},
+    }
     assert len(stdio) == TURNS * 4 - TURNS // 2
     assert seen["http"] == stdio
     assert seen["ws"] == stdio
@@ -79,8 +95,12 @@ async def test_a_long_replay_is_the_same_over_stdio_http_and_websocket(crow_home
 def test_batches_hold_the_sdks_own_notifications_in_order():
     from acp.schema import AgentMessageChunk, TextContentBlock
 
-    updates = [AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=f"{i} ☃" * 500))
-               for i in range(400)]
+    updates = [
+        AgentMessageChunk(
+            session_update="agent_message_chunk", content=TextContentBlock(type="text", text=f"{i} ☃" * 500)
+        )
+        for i in range(400)
+    ]
     cut = list(batches("s1", updates))
     assert len(cut) > 1 and all(sum(map(len, b.frames)) < BATCH_BYTES + 20_000 for b in cut)
     assert [frame for batch in cut for frame in batch.frames] == [encode_update("s1", u) for u in updates]

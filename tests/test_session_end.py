@@ -63,7 +63,9 @@ async def test_a_raising_or_cancelled_slash_command_takes_the_turns_error_path(c
         await anyio.sleep_forever()
         return "never"
 
-    async def end_turn(session: Any, *, hook: str, stop_reason: str, error: str | None, command: str | None, **_: Any) -> None:
+    async def end_turn(
+        session: Any, *, hook: str, stop_reason: str, error: str | None, command: str | None, **_: Any
+    ) -> None:
         assert hook == "end_turn"
         ended.append((stop_reason, error, command))
 
@@ -84,6 +86,7 @@ async def test_a_raising_or_cancelled_slash_command_takes_the_turns_error_path(c
             assert raised.value.code == -32603 and str(raised.value) == "/boom failed: RuntimeError: kaput now"
 
             async with anyio.create_task_group() as group:
+
                 async def waiting() -> None:
                     response = await agent.prompt(prompt=[{"type": "text", "text": "/wait"}], session_id=sid)
                     assert response.stop_reason == "cancelled"
@@ -193,7 +196,10 @@ async def test_a_multi_agents_members_are_never_evicted_one_by_one(crow_home, tm
 
     write_config(crow_home, "[sessions]\nmax_open = 1\n")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    first, second = AcpAgent(load_config(home=crow_home), name="first"), AcpAgent(load_config(home=crow_home), name="second")
+    first, second = (
+        AcpAgent(load_config(home=crow_home), name="first"),
+        AcpAgent(load_config(home=crow_home), name="second"),
+    )
     first.set_callbacks(add_agent_callback(CrowCallbacks(), second))
     team = MultiAgent(entry_agent=first)
     try:

@@ -11,8 +11,9 @@ from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 
 def crow(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(crow_command(*args), env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=90)
+    return subprocess.run(
+        crow_command(*args), env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=90
+    )
 
 
 def session_id(done: subprocess.CompletedProcess) -> str:
@@ -65,6 +66,9 @@ def test_mistakes_are_one_line(crow_home: Path):
     env = crow_env(crow_home, "http://127.0.0.1:9/v1")
     assert crow(env, "sessions").stdout == "no stored sessions\n"
     missing = crow(env, "sessions", "delete")
-    assert missing.returncode == 2 and missing.stderr == "crow: crow sessions delete needs a session id (`crow sessions` lists them)\n"
+    assert (
+        missing.returncode == 2
+        and missing.stderr == "crow: crow sessions delete needs a session id (`crow sessions` lists them)\n"
+    )
     unknown = crow(env, "sessions", "delete", "nope")
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr

@@ -53,8 +53,12 @@ async def test_mid_stream(crow_home, tmp_path, how):
     with ScriptedModel([slow], default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
             session_id = await crow.new_session(str(tmp_path))
-            prompt_id = await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
-            await crow.wait_for(lambda c: len([u for u in c.updates if u["sessionUpdate"] == "agent_message_chunk"]) >= 3)
+            prompt_id = await crow.send(
+                "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+            )
+            await crow.wait_for(
+                lambda c: len([u for u in c.updates if u["sessionUpdate"] == "agent_message_chunk"]) >= 3
+            )
             await stop(crow, how)
             assert await crow.drain_to_exit() == 0
             answer = [m for m in crow.received if m.get("id") == prompt_id and "method" not in m]
@@ -68,12 +72,17 @@ async def test_mid_stream(crow_home, tmp_path, how):
 async def test_mid_tool(crow_home, tmp_path, how):
     pids = tmp_path / "pids"
     command = f"sleep 301 & echo $! >> {pids}; echo $$ >> {pids}; sleep 300"
-    calls = [ToolCall("run_command", {"command": command}, id="cmd"), ToolCall("echo__slow", {"seconds": 300}, id="mcp")]
+    calls = [
+        ToolCall("run_command", {"command": command}, id="cmd"),
+        ToolCall("echo__slow", {"seconds": 300}, id="mcp"),
+    ]
     with ScriptedModel([Reply(tool_calls=calls)], default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
             reply = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [ECHO]})
             session_id = reply["result"]["sessionId"]
-            prompt_id = await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+            prompt_id = await crow.send(
+                "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+            )
             running = lambda c: sum(u.get("status") == "in_progress" for u in c.updates) >= 2  # noqa: E731
             await crow.wait_for(running)
             await eventually(lambda: len(pids.read_text().split() if pids.exists() else []) >= 2, 30)
@@ -95,7 +104,9 @@ async def test_two_signals_at_once(crow_home, tmp_path):
     with ScriptedModel([Reply(text="word " * 2000, chunks=2000, delay=0.05)], default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url)) as crow:
             session_id = await crow.new_session(str(tmp_path))
-            prompt_id = await crow.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+            prompt_id = await crow.send(
+                "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+            )
             await crow.wait_for(lambda c: any(u["sessionUpdate"] == "agent_message_chunk" for u in c.updates))
             crow.signal(signal.SIGTERM)
             crow.signal(signal.SIGTERM)

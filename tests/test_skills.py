@@ -95,7 +95,11 @@ def test_optional_fields_parse(tmp_path):
     assert skill.allowed_tools == ("Bash(git:*)", "Read")
     assert skill.triggers == ("deploy", "ship it")
     assert skill.body == "# Full\n\nSteps."
-    listed = make_skill(tmp_path, "listed", "name: listed\ndescription: d\nallowed-tools: [Read, Grep]\ntriggers: [pdf, PDF, portable document]\n")
+    listed = make_skill(
+        tmp_path,
+        "listed",
+        "name: listed\ndescription: d\nallowed-tools: [Read, Grep]\ntriggers: [pdf, PDF, portable document]\n",
+    )
     assert load_skill(listed).allowed_tools == ("Read", "Grep")
     assert load_skill(listed).triggers == ("pdf", "portable document")
 
@@ -120,7 +124,11 @@ INVALID = [
     ("license-type", "name: license-type\ndescription: d\nlicense: {a: b}\n", "'license' must be a string"),
     ("long-compat", f"name: long-compat\ndescription: d\ncompatibility: {'x' * 501}\n", "the limit is 500"),
     ("metadata-type", "name: metadata-type\ndescription: d\nmetadata: [a]\n", "'metadata' must be a mapping"),
-    ("metadata-nested", "name: metadata-nested\ndescription: d\nmetadata:\n  triggers: [a, b]\n", "metadata.triggers must be a string"),
+    (
+        "metadata-nested",
+        "name: metadata-nested\ndescription: d\nmetadata:\n  triggers: [a, b]\n",
+        "metadata.triggers must be a string",
+    ),
     ("tools-type", "name: tools-type\ndescription: d\nallowed-tools: {a: b}\n", "'allowed-tools' must be"),
     ("triggers-type", "name: triggers-type\ndescription: d\ntriggers: {a: b}\n", "'triggers' must be a list"),
 ]

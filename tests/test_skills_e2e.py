@@ -31,9 +31,13 @@ async def test_prompt_context_catalog_triggers_load_skill_and_the_skills_command
     write(project / "AGENTS.md", "Always answer in haiku.")
     write(
         project / ".crow" / "skills" / "git-helper" / "SKILL.md",
-        "---\nname: git-helper\ndescription: Git workflows.\nmetadata:\n  triggers: git, rebase\n---\nRun git status first.\n",
+        "---\nname: git-helper\ndescription: Git workflows.\nmetadata:\n  triggers: git, rebase\n---\n"
+        "Run git status first.\n",
     )
-    write(crow_home / "skills" / "pdf-tools" / "SKILL.md", "---\nname: pdf-tools\ndescription: Read PDFs.\n---\nUse pdftotext.\n")
+    write(
+        crow_home / "skills" / "pdf-tools" / "SKILL.md",
+        "---\nname: pdf-tools\ndescription: Read PDFs.\n---\nUse pdftotext.\n",
+    )
     write(crow_home / "skills" / "Broken" / "SKILL.md", "---\nname: Broken\ndescription: d\n---\n")
     script = [
         Reply("hello"),

@@ -80,7 +80,9 @@ async def test_load_skill_offers_known_names_only_and_counts_as_injected(tmp_pat
     unknown = await tool.call({"name": "nope"}, context)
     assert unknown.is_error and "Known skills: git-helper" in unknown.text
     result = await tool.call({"name": "git-helper"}, context)
-    assert result.text.startswith('<skill_content name="git-helper">') and "<file>scripts/check.sh</file>" in result.text
+    assert (
+        result.text.startswith('<skill_content name="git-helper">') and "<file>scripts/check.sh</file>" in result.text
+    )
     session._s.record({"role": "tool", "tool_call_id": "call-1", "content": result.text})  # as the loop records it
     again = await tool.call({"name": "git-helper"}, context)
     assert "already loaded" in again.text
@@ -113,7 +115,9 @@ async def test_bodies_return_after_compaction_newest_first_within_the_budget(tmp
     await hook.pre_request(session, step=3)
     assert len(skill_messages(session)) == 2  # no change, no second copy
     await user_turn(hook, session, "alpha again")
-    assert skill_messages(session)[-1].startswith('<skill_content name="old-skill">')  # dropped, so it may trigger again
+    assert skill_messages(session)[-1].startswith(
+        '<skill_content name="old-skill">'
+    )  # dropped, so it may trigger again
 
 
 @pytest.mark.anyio

@@ -39,7 +39,11 @@ async def settled_fds(pid: int) -> list[str]:
 
 def signal_dispositions(pid: int) -> list[str]:
     """Which signals crow blocks, ignores and catches."""
-    return [line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+    return [
+        line
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith(("SigBlk", "SigIgn", "SigCgt"))
+    ]
 
 
 @pytest.mark.skipif(spawn.EXEC_ALL, reason="CROW_TEST_EXEC=1: every crow is exec'd")
@@ -51,7 +55,12 @@ async def test_a_forked_crow_holds_what_an_execd_one_holds(tmp_path):
     for exec_ in (False, True):  # the same environment, cwd and arguments, forked then exec'd
         async with run_crow(RecordingClient(), env, cwd=str(work), exec_=exec_) as (conn, proc):
             await conn.new_session(cwd=str(work), mcp_servers=[])
-            seen[exec_] = (await settled_fds(proc.pid), os.readlink(f"/proc/{proc.pid}/cwd"), os.getpgid(proc.pid), signal_dispositions(proc.pid))
+            seen[exec_] = (
+                await settled_fds(proc.pid),
+                os.readlink(f"/proc/{proc.pid}/cwd"),
+                os.getpgid(proc.pid),
+                signal_dispositions(proc.pid),
+            )
             assert isinstance(proc, spawn.ForkedProcess) != exec_
             proc.send_signal(signal.SIGTERM)
             assert await proc.wait() == 0

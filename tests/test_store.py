@@ -57,7 +57,12 @@ def entry(row: int, role: str, content: str, **meta: Any) -> StoredMessage:
 async def test_append_load_update_and_order(stores):
     store = stores()
     store.create(session("s1"))
-    store.append("s1", entry(1, "user", "hello \ud800 surrogate and \x00 nul", kind="prompt", blocks=[{"type": "text", "text": "hello"}]))
+    store.append(
+        "s1",
+        entry(
+            1, "user", "hello \ud800 surrogate and \x00 nul", kind="prompt", blocks=[{"type": "text", "text": "hello"}]
+        ),
+    )
     store.append("s1", entry(2, "assistant", "hi", reasoning="thinking"))
     store.append("s1", entry(3, "system", "the prompt"))
     store.move_first("s1", 3)
@@ -84,10 +89,20 @@ async def test_compaction_archives_and_appends_in_one_transaction(stores):
     with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
         await store.flush()
     assert [(e.row_id, e.active) for e in await store.load("s1")] == [(1, True), (2, True), (3, True), (4, True)]
-    store.compact("s1", [1, 2, 3, 4], [entry(5, "user", "summary"), entry(6, "assistant", "ok"), entry(7, "user", "m3")])
+    store.compact(
+        "s1", [1, 2, 3, 4], [entry(5, "user", "summary"), entry(6, "assistant", "ok"), entry(7, "user", "m3")]
+    )
     await store.flush()
     loaded = await store.load("s1")
-    assert [(e.row_id, e.active) for e in loaded] == [(1, False), (2, False), (3, False), (4, False), (5, True), (6, True), (7, True)]
+    assert [(e.row_id, e.active) for e in loaded] == [
+        (1, False),
+        (2, False),
+        (3, False),
+        (4, False),
+        (5, True),
+        (6, True),
+        (7, True),
+    ]
 
 
 async def test_list_shows_prompted_sessions_newest_first(stores):

@@ -18,7 +18,11 @@ from crow_acp.testing import Reply, ScriptedModel
 pytestmark = pytest.mark.anyio
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sessions-v1.db"
-FIRST, SECOND, NEVER = "cb89e17c898f481da4754bab6d837b10", "18d663f9d9e746f4ad8cc2d87bc8085c", "2fc7b75ffdd245eab1868cc1dc26eaeb"
+FIRST, SECOND, NEVER = (
+    "cb89e17c898f481da4754bab6d837b10",
+    "18d663f9d9e746f4ad8cc2d87bc8085c",
+    "2fc7b75ffdd245eab1868cc1dc26eaeb",
+)
 
 
 def old_db(home: Path) -> Path:
@@ -70,13 +74,18 @@ async def test_crow_loads_and_continues_a_session_from_the_old_release(tmp_path)
                 await conn.load_session(cwd="/tmp/crow-fixture/project", session_id=FIRST, mcp_servers=[])
                 shown = [u.content.text for u in client.of("user_message_chunk")]
                 assert shown == ["What do the notes say?", "Write done to out.txt", "Still there?"]
-                assert "It says hello from the notes." in client.text() and "After the compaction, still here." in client.text()
+                assert (
+                    "It says hello from the notes." in client.text()
+                    and "After the compaction, still here." in client.text()
+                )
                 assert any(getattr(u, "tool_call_id", None) == "r1" for u in client.updates), "tool calls replay"
                 reply = await conn.prompt(session_id=FIRST, prompt=[text("one more")])
                 assert reply.stop_reason == "end_turn"
         sent = model.requests[-1]["messages"]
         assert sent[-1] == {"role": "user", "content": "one more"}
-        assert any("The user read notes.txt" in str(m.get("content")) for m in sent), "the compacted history reaches the model"
+        assert any("The user read notes.txt" in str(m.get("content")) for m in sent), (
+            "the compacted history reaches the model"
+        )
     store = SqliteStore(home / "sessions.db")
     try:
         entries = await store.load(FIRST)

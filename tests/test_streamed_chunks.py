@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize("message_id", ["4f2a", None])
-@pytest.mark.parametrize("piece", ["tok ", "", "naïve \u2028 \"quoted\" \\ {json}", "😀" * 3])
+@pytest.mark.parametrize("piece", ["tok ", "", 'naïve \u2028 "quoted" \\ {json}', "😀" * 3])
 def test_the_json_is_what_the_sdk_sends(message_id, piece):
     for kind, model in [("agent_message_chunk", AgentMessageChunk), ("agent_thought_chunk", AgentThoughtChunk)]:
         update = model(session_update=kind, content=text_block(piece), message_id=message_id)
@@ -51,7 +51,10 @@ async def test_only_a_connection_with_a_channel_skips_the_sdk():
     for conn in (wired, other):
         await AcpUpdates(conn)(TextDelta("s-1", "m-1", "tok"))
         await AcpUpdates(conn)(ThoughtDelta("s-1", "m-1", "hmm"))
-    assert wired.updates == [] and [u.session_update for u in other.updates] == ["agent_message_chunk", "agent_thought_chunk"]
+    assert wired.updates == [] and [u.session_update for u in other.updates] == [
+        "agent_message_chunk",
+        "agent_thought_chunk",
+    ]
     assert [m["method"] for m in wire.sent] == ["session/update"] * 2
     assert wire.sent[1]["params"] == StreamedText("agent_thought_chunk", "hmm", "m-1").params("s-1")
 

@@ -127,7 +127,9 @@ def damage(rng: random.Random, messages: list[dict[str, Any]]) -> list[dict[str,
             case 4 if calls:  # arguments that are not an object
                 rng.choice(calls)["tool_calls"][0]["function"]["arguments"] = rng.choice(["[1]", "{bad", "", "null"])
             case 5:  # a result for a call that never existed
-                messages.insert(rng.randint(0, len(messages)), {"role": "tool", "tool_call_id": "ghost", "content": "?"})
+                messages.insert(
+                    rng.randint(0, len(messages)), {"role": "tool", "tool_call_id": "ghost", "content": "?"}
+                )
             case _ if calls:  # the process died right after the reply was recorded
                 messages.append({"role": "assistant", "content": None, "tool_calls": rng.choice(calls)["tool_calls"]})
     return messages
@@ -146,12 +148,14 @@ async def test_damaged_stored_sessions_load_and_send_strict_requests(crow_home, 
         return "echoed"
 
     tool = FunctionTool("echo", "Echo.", {"type": "object", "properties": {}}, echo, read_only=True)
-    hostile = Reply(tool_calls=[
-        ToolCall("echo", "not json", id="t0_0"),  # an id from the stored history, and no JSON
-        ToolCall("echo", {"ok": True}, id="twice"),
-        ToolCall("echo", "[1, 2]", id="bad-arguments"),
-        ToolCall("echo", {"x": 1}, id="twice"),  # the same id twice in one reply
-    ])
+    hostile = Reply(
+        tool_calls=[
+            ToolCall("echo", "not json", id="t0_0"),  # an id from the stored history, and no JSON
+            ToolCall("echo", {"ok": True}, id="twice"),
+            ToolCall("echo", "[1, 2]", id="bad-arguments"),
+            ToolCall("echo", {"x": 1}, id="twice"),  # the same id twice in one reply
+        ]
+    )
     script: list[Any] = []
     for _ in histories:
         script += [hostile, Reply(text="fine")]

@@ -22,8 +22,11 @@ def titles(client: RecordingClient) -> list[str]:
 
 
 async def test_the_model_names_the_session_without_delaying_the_turn(crow_home, tmp_path):
-    write_config(crow_home, 'model = "main"\n[models.main]\nmodel = "main-id"\n[models.namer]\nmodel = "namer-id"\n'
-                            '[titles]\nmodel = "namer"\n')
+    write_config(
+        crow_home,
+        'model = "main"\n[models.main]\nmodel = "main-id"\n[models.namer]\nmodel = "namer-id"\n'
+        '[titles]\nmodel = "namer"\n',
+    )
     release = threading.Event()
 
     async def title(request: dict) -> Reply:

@@ -244,7 +244,12 @@ async def test_editor_tools_go_through_the_same_hooks(crow_home, tmp_path, monke
     ]
     callbacks = CrowCallbacks(begin_session=[editor_tools()], before_tool=[no_rm_rf], after_tool=[stamp])
     model = await run_in_process(
-        crow_home, tmp_path, monkeypatch, callbacks, RecordingClient(), mode="full_access",
+        crow_home,
+        tmp_path,
+        monkeypatch,
+        callbacks,
+        RecordingClient(),
+        mode="full_access",
         script=[Reply(tool_calls=calls), Reply(text="ok")],
     )
     told = results(model.requests[1])

@@ -54,7 +54,11 @@ def test_the_typescript_sdk_sees_and_sets_the_config_options(crow_home, tmp_path
     assert caps["promptCapabilities"]["image"] is True and "fork" in caps["sessionCapabilities"]
     created = seen["created"]["options"]
     assert created["model"] == {"category": "model", "current": "thinker", "values": ["thinker", "plain"]}
-    assert created["thought_level"] == {"category": "thought_level", "current": "medium", "values": ["low", "medium", "high"]}
+    assert created["thought_level"] == {
+        "category": "thought_level",
+        "current": "medium",
+        "values": ["low", "medium", "high"],
+    }
     assert created["mode"]["category"] == "mode" and created["mode"]["current"] == "ask"
     assert set(created["mode"]["values"]) == {"ask", "accept_edits", "plan", "full_access"}
     assert seen["created"]["modes"]["currentModeId"] == "ask"
@@ -73,5 +77,8 @@ def test_the_typescript_sdk_sees_and_sets_the_config_options(crow_home, tmp_path
     assert "config_option_update" in kinds
     [usage_update] = [u for u in seen["updates"] if u["sessionUpdate"] == "usage_update"]
     assert usage_update["cost"] == {"amount": 0.006, "currency": "USD"} and usage_update["size"] == 128000
-    assert "".join(u["content"]["text"] for u in seen["updates"] if u["sessionUpdate"] == "agent_message_chunk") == "hi from crow"
+    assert (
+        "".join(u["content"]["text"] for u in seen["updates"] if u["sessionUpdate"] == "agent_message_chunk")
+        == "hi from crow"
+    )
     assert model.requests[0]["reasoning_effort"] == "high"

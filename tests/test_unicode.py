@@ -21,7 +21,14 @@ UNICODE_AGENT = str(TESTS / "agents" / "unicode_agent.py") + ":build"
 
 def prompt_line(request_id: int, session_id: str, raw_text: bytes) -> bytes:
     """A session/prompt line whose text is spliced in raw (JSON escapes or bytes as given)."""
-    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "TEXT"}]}})
+    head = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "TEXT"}]},
+        }
+    )
     before, after = head.encode().split(b"TEXT")
     return before + raw_text + after + b"\n"
 
@@ -39,7 +46,9 @@ async def test_lone_surrogates_and_bad_bytes_from_the_user(crow_home, tmp_path):
     with ScriptedModel(default=Reply(text="fine")) as model:
         async with raw_crow(crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as crow:
             session_id = await crow.new_session(str(tmp_path))
-            await crow.write(prompt_line(1, session_id, rb"lone \ud800 and \udc00, a pair \ud83d\ude00, reversed \udc00\ud800"))
+            await crow.write(
+                prompt_line(1, session_id, rb"lone \ud800 and \udc00, a pair \ud83d\ude00, reversed \udc00\ud800")
+            )
             assert (await crow.answer(1))["result"]["stopReason"] == "end_turn"
             await crow.write(prompt_line(2, session_id, b"bytes \xff\xfe\xed\xa0\x80 end"))
             assert (await crow.answer(2))["result"]["stopReason"] == "end_turn"
@@ -97,7 +106,9 @@ async def test_bad_text_from_a_tool_call_and_a_callback(crow_home, tmp_path):
     messages = assert_history_valid(crow_home, session_id)
     assert messages[0] == {"role": "system", "content": "system prompt \ufffd with a lone half"}
     assert "a note from a callback \ufffd with a lone half" in [m["content"] for m in messages]
-    assert [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"] == [("bad", "echo: lone \ufffd half")]
+    assert [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"] == [
+        ("bad", "echo: lone \ufffd half")
+    ]
     with sqlite3.connect(crow_home / "sessions.db") as db:
         (data,) = db.execute("SELECT data FROM sessions WHERE id = ?", (session_id,)).fetchone()
     assert json.loads(data)["context"]["note"] == {"bad \ufffd key": ["value \ufffd"]}
@@ -120,7 +131,9 @@ async def test_a_stored_session_with_invalid_unicode_is_repaired_on_load(crow_ho
                     "UPDATE messages SET message = ?, extra = ? WHERE session_id = ? AND seq = ?",
                     (message, extra, session_id, row_id),
                 )
-            db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps({"context": {"k": "\ud800"}}), session_id))
+            db.execute(
+                "UPDATE sessions SET data = ? WHERE id = ?", (json.dumps({"context": {"k": "\ud800"}}), session_id)
+            )
         async with raw_crow(env, "--agent", CORE_AGENT) as crow:
             reply = await crow.call("session/load", {"cwd": str(tmp_path), "sessionId": session_id, "mcpServers": []})
             assert "result" in reply, reply
@@ -135,7 +148,12 @@ async def test_a_stored_session_with_invalid_unicode_is_repaired_on_load(crow_ho
 
 async def test_bytes_that_are_not_utf8_from_an_mcp_server(crow_home, tmp_path):
     """The server's reader replaces them; before, one bad byte silently broke every later call to that server."""
-    faulty = {"name": "faulty", "command": sys.executable, "args": [str(TESTS / "mcp_servers" / "faulty_server.py")], "env": []}
+    faulty = {
+        "name": "faulty",
+        "command": sys.executable,
+        "args": [str(TESTS / "mcp_servers" / "faulty_server.py")],
+        "env": [],
+    }
     calls = [ToolCall("faulty__fault", {"mode": mode}, id=mode) for mode in ("bad_utf8", "text")]
     script = [Reply(tool_calls=calls[:1]), Reply(text="one"), Reply(tool_calls=calls[1:]), Reply(text="two")]
     write_config(crow_home, "[timeouts]\nmcp_call = 30\n")
@@ -145,6 +163,8 @@ async def test_bytes_that_are_not_utf8_from_an_mcp_server(crow_home, tmp_path):
             session_id = reply["result"]["sessionId"]
             await ends_normally(crow, session_id, "bad bytes")
             await ends_normally(crow, session_id, "then a normal call")
-    results = {m["tool_call_id"]: m["content"] for m in assert_history_valid(crow_home, session_id) if m["role"] == "tool"}
+    results = {
+        m["tool_call_id"]: m["content"] for m in assert_history_valid(crow_home, session_id) if m["role"] == "tool"
+    }
     assert results == {"bad_utf8": "bad \ufffd\ufffd bytes", "text": "mode text: fine"}
     assert_requests_valid(model.requests)

@@ -43,9 +43,21 @@ HOSTILE: list[tuple[str, bytes, tuple[object, int] | None]] = [
     ("a list id", b'{"jsonrpc":"2.0","id":[1],"method":"initialize","params":{}}\n', (None, -32600)),
     ("a numeric method", b'{"jsonrpc":"2.0","id":4,"method":7,"params":{}}\n', (4, -32600)),
     ("NaN id", b'{"jsonrpc":"2.0","id":NaN,"method":"initialize"}\n', (None, -32700)),
-    ("an endless number", b'{"jsonrpc":"2.0","id":5,"method":"x","params":{"n":' + b"9" * 100_000 + b"}}\n", (None, -32700)),
-    ("nested 100000 deep", b'{"jsonrpc":"2.0","id":6,"method":"x","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", (None, -32600)),
-    ("nested 500 deep", request(7, "session/new", {"cwd": "/", "mcpServers": [], "_meta": json.loads("[" * 500 + "]" * 500)}), (7, -32600)),
+    (
+        "an endless number",
+        b'{"jsonrpc":"2.0","id":5,"method":"x","params":{"n":' + b"9" * 100_000 + b"}}\n",
+        (None, -32700),
+    ),
+    (
+        "nested 100000 deep",
+        b'{"jsonrpc":"2.0","id":6,"method":"x","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+        (None, -32600),
+    ),
+    (
+        "nested 500 deep",
+        request(7, "session/new", {"cwd": "/", "mcpServers": [], "_meta": json.loads("[" * 500 + "]" * 500)}),
+        (7, -32600),
+    ),
     ("a response nobody asked for", b'{"jsonrpc":"2.0","id":999999,"result":{}}\n', None),
     ("a response with a string error", b'{"jsonrpc":"2.0","id":999998,"error":"boom"}\n', None),
     ("a response with an object id", b'{"jsonrpc":"2.0","id":{"x":1},"result":1}\n', None),
@@ -53,7 +65,11 @@ HOSTILE: list[tuple[str, bytes, tuple[object, int] | None]] = [
     ("params null", request(9, "session/prompt", None), (9, -32602)),
     ("an unknown method", request(10, "no/such", {}), (10, -32601)),
     ("an unknown notification", b'{"jsonrpc":"2.0","method":"no/such","params":{}}\n', None),
-    ("a huge string", request(11, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "x" * (20 * MiB)}]}), (11, -32002)),
+    (
+        "a huge string",
+        request(11, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "x" * (20 * MiB)}]}),
+        (11, -32002),
+    ),
     ("blank lines", b"\n\r\n   \n", None),
 ]
 
@@ -96,7 +112,9 @@ async def test_cwd_must_be_a_nonempty_absolute_path_without_nul(crow_home, tmp_p
                     assert reply["error"]["code"] == -32602, (method, name, reply)
                 missing = await crow.call(method, {"mcpServers": [], "sessionId": session_id})
                 assert missing["error"]["code"] == -32602, method
-            extra = await crow.call("session/new", {"cwd": str(tmp_path), "mcpServers": [], "additionalDirectories": ["rel"]})
+            extra = await crow.call(
+                "session/new", {"cwd": str(tmp_path), "mcpServers": [], "additionalDirectories": ["rel"]}
+            )
             assert extra["error"]["code"] == -32602
             await prompt_works(crow, session_id, "still here")
 

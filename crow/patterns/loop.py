@@ -67,13 +67,18 @@ def loop(worker: Any, judge: Any, max_iterations: int = 3, *, name: str | None =
         for iteration in range(1, max_iterations + 1):
             if work.stop_reason != "end_turn":
                 return work
-            judged = await run.ask(judge, judge_request(task, work.summary, iteration, max_iterations), source=work.agent)
+            judged = await run.ask(
+                judge, judge_request(task, work.summary, iteration, max_iterations), source=work.agent
+            )
             if judged.stop_reason != "end_turn":
                 return judged
             verdict = parse_verdict(judged.summary)
             decision = "stop" if verdict.stop else "continue"
-            await run.report(f"Judge: {decision} ({iteration}/{max_iterations})", text=verdict.reason,
-                             status="completed" if verdict.clear else "failed")
+            await run.report(
+                f"Judge: {decision} ({iteration}/{max_iterations})",
+                text=verdict.reason,
+                status="completed" if verdict.clear else "failed",
+            )
             if verdict.stop:
                 return work
             if iteration == max_iterations:

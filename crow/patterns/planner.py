@@ -56,7 +56,9 @@ async def _create(args: dict[str, Any], ctx: ToolContext) -> str:
 async def _update(args: dict[str, Any], ctx: ToolContext) -> str:
     """Replace the steps; a step whose text is unchanged keeps its status and notes."""
     old = {step["content"]: step for step in (ctx.session.get_context(PLAN) or {}).get("steps", [])}
-    steps = [old.get(str(text), {"content": str(text), "status": "pending", "notes": ""}) for text in args.get("steps", [])]
+    steps = [
+        old.get(str(text), {"content": str(text), "status": "pending", "notes": ""}) for text in args.get("steps", [])
+    ]
     title = args.get("title") or (ctx.session.get_context(PLAN) or {}).get("title", "")
     return await _save(ctx.session, {"title": title, "steps": steps})
 
@@ -75,17 +77,26 @@ async def _mark(args: dict[str, Any], ctx: ToolContext) -> str:
 _STEPS = {"type": "array", "items": {"type": "string"}, "description": "The steps, in order, one short sentence each."}
 # The plan tools touch only the shared plan, never the workspace: read_only spares permission prompts.
 CREATE_PLAN = FunctionTool(
-    "create_plan", "Create the plan for the task: a title and the ordered steps.",
+    "create_plan",
+    "Create the plan for the task: a title and the ordered steps.",
     {"type": "object", "properties": {"title": {"type": "string"}, "steps": _STEPS}, "required": ["steps"]},
-    _create, read_only=True, kind="think", title=lambda a: f"Plan: {a.get('title') or 'create'}",
+    _create,
+    read_only=True,
+    kind="think",
+    title=lambda a: f"Plan: {a.get('title') or 'create'}",
 )
 UPDATE_PLAN = FunctionTool(
-    "update_plan", "Replace the plan's steps (unchanged steps keep their status).",
+    "update_plan",
+    "Replace the plan's steps (unchanged steps keep their status).",
     {"type": "object", "properties": {"title": {"type": "string"}, "steps": _STEPS}, "required": ["steps"]},
-    _update, read_only=True, kind="think", title=lambda a: "Update plan",
+    _update,
+    read_only=True,
+    kind="think",
+    title=lambda a: "Update plan",
 )
 MARK_STEP = FunctionTool(
-    "mark_step", "Mark a plan step in_progress, completed or blocked (step_index is 1-based, as in the plan).",
+    "mark_step",
+    "Mark a plan step in_progress, completed or blocked (step_index is 1-based, as in the plan).",
     {
         "type": "object",
         "properties": {
@@ -95,7 +106,10 @@ MARK_STEP = FunctionTool(
         },
         "required": ["step_index", "status"],
     },
-    _mark, read_only=True, kind="think", title=lambda a: f"Step {a.get('step_index')}: {a.get('status')}",
+    _mark,
+    read_only=True,
+    kind="think",
+    title=lambda a: f"Step {a.get('step_index')}: {a.get('status')}",
 )
 
 
@@ -134,7 +148,9 @@ def executor_request(task: str, plan: dict[str, Any]) -> str:
 
 
 def replan_request(plan: dict[str, Any]) -> str:
-    return f"Not every step is done:\n{plan_text(plan)}\n\nRevise the plan with update_plan so the task can be finished."
+    return (
+        f"Not every step is done:\n{plan_text(plan)}\n\nRevise the plan with update_plan so the task can be finished."
+    )
 
 
 def planner_executor(planner: Any, executor: Any, *, max_rounds: int = 2, name: str | None = None) -> MultiAgent:

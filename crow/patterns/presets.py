@@ -45,7 +45,9 @@ class RolePrompt:
             session.set_system_prompt(f"{system}\n\n{self.section}".strip())
 
 
-def preset_agent(config: Config | None, name: str, role: str | None = None, extra: CrowCallbacks | None = None) -> AcpAgent:
+def preset_agent(
+    config: Config | None, name: str, role: str | None = None, extra: CrowCallbacks | None = None
+) -> AcpAgent:
     """An agent with crow's default callbacks, an optional role section, and extra callbacks."""
     from crow.presets import default_callbacks
 

@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 
 Summarizer = AcpAgent | Callable[[str], Awaitable[str] | str] | None
 """None (the session's own model), an AcpAgent (its model), or `async def summarize(text) -> str`."""
-SUMMARIZER_SYSTEM = "You write progress notes for a user watching a coding agent. One or two short sentences, no preamble."
+SUMMARIZER_SYSTEM = (
+    "You write progress notes for a user watching a coding agent. One or two short sentences, no preamble."
+)
 
 
 class ProgressSummaries:
@@ -78,7 +80,9 @@ class ProgressSummaries:
         session = self._session(sid)
         if session is None:
             return
-        text = "Tool calls since the last note:\n" + "\n".join(lines) + "\n\nWhat is the agent doing, and how far is it?"
+        text = (
+            "Tool calls since the last note:\n" + "\n".join(lines) + "\n\nWhat is the agent doing, and how far is it?"
+        )
         try:
             note = (await self._summarize(session, text)).strip()
         except Exception:  # the top of a background task: a failed note must not break the turn
@@ -104,6 +108,8 @@ class ProgressSummaries:
         return None
 
 
-def progress_summaries(summarizer: Summarizer = None, *, every_events: int = 5, every_seconds: float = 30.0) -> ProgressSummaries:
+def progress_summaries(
+    summarizer: Summarizer = None, *, every_events: int = 5, every_seconds: float = 30.0
+) -> ProgressSummaries:
     """An observer that shows short progress notes; attach it with `.attach(agent, ...)`."""
     return ProgressSummaries(summarizer, every_events=every_events, every_seconds=every_seconds)

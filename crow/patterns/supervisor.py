@@ -83,7 +83,9 @@ def supervisor(
                 await run.report("Supervisor: done", text=f"after {len(state['steps'])} step(s)")
                 return _finish(run, state, "complete", last)
             if choice is None:
-                await run.report("Supervisor: no agent chosen", status="failed", text=f"The router answered {answer!r}.")
+                await run.report(
+                    "Supervisor: no agent chosen", status="failed", text=f"The router answered {answer!r}."
+                )
                 return _finish(run, state, "stopped", last)
             last = await run.ask(_by_name(agents, choice), agent_request(state), source=router.name)
             if last.stop_reason != "end_turn":

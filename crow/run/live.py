@@ -31,8 +31,17 @@ def diff_text(item: Any) -> Text:
     shown, hidden = lines[:DIFF_LINES], len(lines) - DIFF_LINES
     text = Text()
     for line in shown:
-        style = "bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+") else \
-            "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "dim"
+        style = (
+            "bold"
+            if line.startswith(("---", "+++"))
+            else "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else "dim"
+        )
         text.append("  " + printable(line) + "\n", style=style)
     if hidden > 0:
         text.append(f"  … {hidden} more lines\n", style="dim")
@@ -80,8 +89,14 @@ class LiveView:
     # -- the live region
     def _show_live(self) -> None:
         if self.active.calls and self.live is None:
-            self.live = Live(self.active, console=self.out, refresh_per_second=8, transient=True,
-                             redirect_stdout=False, redirect_stderr=False)
+            self.live = Live(
+                self.active,
+                console=self.out,
+                refresh_per_second=8,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self.live.start()
 
     def _hide_live(self) -> None:

@@ -156,8 +156,14 @@ class JsonView:
 
     def tool(self, state: ToolState, first: bool) -> None:
         content = [_dump(item) for item in state.content]
-        self._emit("tool_call" if first else "tool_call_update", id=state.id, title=state.title, kind=state.kind,
-                   status=state.status, content=content)
+        self._emit(
+            "tool_call" if first else "tool_call_update",
+            id=state.id,
+            title=state.title,
+            kind=state.kind,
+            status=state.status,
+            content=content,
+        )
 
     def plan(self, entries: list[Any]) -> None:
         self._emit("plan", entries=[_dump(entry) for entry in entries])

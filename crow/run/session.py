@@ -19,7 +19,9 @@ from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
 
 NOT_FOUND = -32002
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line to the client may carry a whole file's diff
-CAPABILITIES = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False)
+CAPABILITIES = ClientCapabilities(
+    fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
+)
 """What `crow run` serves: neither `fs` nor `terminal` (TerminalClient has no such methods). The terminal user's
 disk is crow's own, so crow reads, writes and runs commands locally, each write and command behind this client's
 permission prompt, exactly as the tools work without an editor."""
@@ -41,10 +43,13 @@ async def drive(options: RunOptions, view: View, agent: Any) -> int:
 
 
 async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn: Any, served: HostedAgent) -> int:
-    await served.call(conn.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=CAPABILITIES,
-        client_info=Implementation(name="crow-run", version="0"),
-    ))
+    await served.call(
+        conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=CAPABILITIES,
+            client_info=Implementation(name="crow-run", version="0"),
+        )
+    )
     sid = await _open_session(options, client, conn, served)
     try:
         response = await served.call(conn.prompt(session_id=sid, prompt=[text_block(options.prompt)]))

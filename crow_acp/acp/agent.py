@@ -76,7 +76,8 @@ class AcpAgent:
         self.options = SessionOptions(self.models, self.config, self.open_sessions, self.editor)
         self.opener = SessionOpener(
             config=self.config, models=self.models, store=lambda: self.store, callbacks=self._current_callbacks,
-            sessions=self.open_sessions, options=self.options, outbox=self.outbox, editor=self.editor, spawn=self._spawn,
+            sessions=self.open_sessions, options=self.options, outbox=self.outbox, editor=self.editor,
+            spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
 
@@ -153,22 +154,39 @@ class AcpAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
         session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name)
-        return NewSessionResponse(session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id))
+        return NewSessionResponse(
+            session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id)
+        )
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> Any:
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **_: Any,
     ) -> Any:
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def fork_session(
-        self, session_id: str, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **_: Any,
     ) -> Any:
         """A new session with this one's history so far, independent from then on."""
         check_directories(cwd, additional_directories)

@@ -27,6 +27,8 @@ async def copy_session(store: SessionStore, source_id: str, cwd: str, directorie
     if directories is not None:
         data["additional_directories"] = directories
     title = f"{source.title} (fork)" if source.title else None
-    rows = [StoredMessage(e.message, copy.deepcopy(e.meta), e.active, row_id=e.row_id) for e in await store.load(source_id)]
+    rows = [
+        StoredMessage(e.message, copy.deepcopy(e.meta), e.active, row_id=e.row_id) for e in await store.load(source_id)
+    ]
     store.create(SessionRecord(fork_id, cwd, title, now, now, data), rows)  # one transaction: all rows or none
     return fork_id

@@ -70,7 +70,12 @@ class Leases:
         try:
             await store.acquire(session_id)
         except SessionBusy as busy:
-            data = {"sessionId": session_id, "host": busy.host, "pid": busy.pid, "retryAfter": round(busy.expires_in, 1)}
+            data = {
+                "sessionId": session_id,
+                "host": busy.host,
+                "pid": busy.pid,
+                "retryAfter": round(busy.expires_in, 1),
+            }
             raise RequestError(SESSION_BUSY, str(busy), data) from None
         open_here[session_id] = self
         self.taken_over.pop(session_id, None)

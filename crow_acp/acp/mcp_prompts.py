@@ -30,8 +30,12 @@ def command_name(server: McpServer, prompt: Any) -> str:
 def prompt_commands(session: Session) -> list[SlashCommand]:
     """The ready servers' prompts as commands for available_commands_update."""
     return [
-        SlashCommand(command_name(server, prompt), prompt.description or f"MCP prompt from {server.spec.name}",
-                     _expanded_elsewhere, hint=_hint(prompt) or None)
+        SlashCommand(
+            command_name(server, prompt),
+            prompt.description or f"MCP prompt from {server.spec.name}",
+            _expanded_elsewhere,
+            hint=_hint(prompt) or None,
+        )
         for server in session.mcp.ready()
         for prompt in server.prompts
     ]
@@ -106,7 +110,10 @@ def _block(message: Any, *, labelled: bool) -> dict[str, Any]:
         case "image":
             return {"type": "image", "mimeType": content.mime_type, "data": content.data}
         case "resource":
-            return {"type": "resource", "resource": content.resource.model_dump(mode="json", by_alias=True, exclude_none=True)}
+            return {
+                "type": "resource",
+                "resource": content.resource.model_dump(mode="json", by_alias=True, exclude_none=True),
+            }
         case "resource_link":
             return {"type": "resource_link", "uri": str(content.uri), "name": content.name}
     return {"type": "text", "text": f"{prefix}[{content.type} content]"}
@@ -117,8 +124,10 @@ async def inline_resources(session: Session, blocks: list[dict[str, Any]]) -> li
     owners = {uri: server for server in session.mcp.ready() for uri in server.resources}
     if not owners:
         return blocks
-    return [await _read(owners[b["uri"]], b) if b.get("type") == "resource_link" and b.get("uri") in owners else b
-            for b in blocks]
+    return [
+        await _read(owners[b["uri"]], b) if b.get("type") == "resource_link" and b.get("uri") in owners else b
+        for b in blocks
+    ]
 
 
 async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +144,10 @@ async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
     texts = [c.text for c in result.contents if isinstance(c, TextResourceContents)]
     if not texts:
         mime = next((c.mime_type for c in result.contents if c.mime_type), "")
-        return {"type": "resource", "resource": {"uri": uri, "blob": "", "mimeType": mime or "application/octet-stream"}}
+        return {
+            "type": "resource",
+            "resource": {"uri": uri, "blob": "", "mimeType": mime or "application/octet-stream"},
+        }
     text = redact("\n".join(texts))  # before the cut, which could leave part of a key
     if len(text) > MAX_RESOURCE_CHARS:
         text = text[:MAX_RESOURCE_CHARS] + f"\n[... truncated {len(text) - MAX_RESOURCE_CHARS} characters]"

@@ -63,7 +63,9 @@ class OpenSessions:
 
     def record_prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
         content = redact(to_model_text(blocks))  # no key reaches the store, even one the user pasted
-        self.get(session_id).record({"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(blocks)))
+        self.get(session_id).record(
+            {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(blocks))
+        )
 
     def mark_handoff(self, session_id: str, since: int, source: str | None) -> None:
         session = self.get(session_id)

@@ -13,7 +13,9 @@ MAX_LINKED_FILE = 200_000
 
 def as_dicts(blocks: list[Any]) -> list[dict[str, Any]]:
     """Blocks arrive as pydantic models from the editor, or as dicts from Python callers."""
-    return [b.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(b, BaseModel) else b for b in blocks]
+    return [
+        b.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(b, BaseModel) else b for b in blocks
+    ]
 
 
 def user_text(blocks: list[dict[str, Any]]) -> str:
@@ -44,7 +46,10 @@ def _block_text(block: dict[str, Any], links: Mapping[str, str]) -> str:
                 return f'<context uri="{resource["uri"]}">\n{resource["text"]}\n</context>'
             return f"[binary resource {resource['uri']} {resource.get('mimeType', '')}]"
         case "resource_link":
-            return links.get(block["uri"]) or f"[resource link: {block.get('name', block['uri'])} {block['uri']} (not read)]"
+            return (
+                links.get(block["uri"])
+                or f"[resource link: {block.get('name', block['uri'])} {block['uri']} (not read)]"
+            )
         case "image" | "audio":
             return f"[{block['type']} attachment ({block.get('mimeType', '')}) not supported by this agent]"
     return ""

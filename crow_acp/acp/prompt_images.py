@@ -44,13 +44,17 @@ def user_content(session: Session, text: str, blocks: list[dict[str, Any]]) -> s
 
 def stored_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The prompt's blocks for replay, without a second copy of each image (the message holds it)."""
-    return [{"type": "image", "mimeType": b.get("mimeType"), "data": ""} if b.get("type") == "image" else b for b in blocks]
+    return [
+        {"type": "image", "mimeType": b.get("mimeType"), "data": ""} if b.get("type") == "image" else b for b in blocks
+    ]
 
 
 def replayed_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Stored blocks with each image's data put back from the message's image parts, in order."""
     content = message.get("content")
-    urls = iter([p["image_url"]["url"] for p in content if p.get("type") == "image_url"] if isinstance(content, list) else [])
+    urls = iter(
+        [p["image_url"]["url"] for p in content if p.get("type") == "image_url"] if isinstance(content, list) else []
+    )
     out = []
     for block in blocks:
         if block.get("type") == "image" and not block.get("data"):

@@ -80,7 +80,9 @@ class TurnRunner:
                 except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
                     await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
                     return "end_turn"
-                session.record({"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks))))
+                session.record(
+                    {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
+                )
                 await report_failures(session)
                 work = lambda: run_turn(self._turn_for(session))  # noqa: E731
             else:
@@ -91,7 +93,9 @@ class TurnRunner:
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
         ended, message = ("error", str(error)) if error else (stop, None)
         name = command.name if command else None
-        await run_hooks(self._callbacks().end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name)
+        await run_hooks(
+            self._callbacks().end_turn, SessionView(session), "end_turn", stop_reason=ended, error=message, command=name
+        )
         stop = "cancelled" if session.control.cancelled_since(cancels) else stop  # also a cancel during end_turn work
         await self._finish_turn(session, "" if command else text, stop, error)
         if error:

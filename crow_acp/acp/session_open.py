@@ -80,7 +80,11 @@ class SessionOpener:
         check_servers(mcp_servers)
         session_id = uuid.uuid4().hex
         now = time.time()
-        data = {"additional_directories": directories or [], "agent": agent, "mode": self.config.permissions.default_mode}
+        data = {
+            "additional_directories": directories or [],
+            "agent": agent,
+            "mode": self.config.permissions.default_mode,
+        }
         self._store().create(SessionRecord(session_id, cwd, None, now, now, data))
         await self.sessions.leases.take(session_id)
         self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
@@ -118,7 +122,11 @@ class SessionOpener:
         session = await self._restore(session_id, cwd, entries, directories)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
         stored = {entry.row_id for entry in entries}
-        shown = [*entries, *(e for e in session.history if e.row_id not in stored and e.row_id is not None)] if replay else []
+        shown = (
+            [*entries, *(e for e in session.history if e.row_id not in stored and e.row_id is not None)]
+            if replay
+            else []
+        )
         # Replay while the MCP servers start: both take a while, and neither needs the other.
         await asyncio.gather(self._replay(session_id, shown), self._start(session, mcp_servers, loaded=True))
         self.after_response(session_id)
@@ -164,7 +172,9 @@ class SessionOpener:
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go
-        self.sessions.pool.opened(session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories)))
+        self.sessions.pool.opened(
+            session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories))
+        )
         callbacks = self._callbacks()
         for callback in callbacks.all():
             offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()

@@ -57,6 +57,8 @@ def options(session: Session) -> list[SessionConfigOptionSelect]:
 def choose(session: Session, value: object) -> None:
     """Set the session's level (remembered in the store); an unknown value or a non-reasoning model is refused."""
     if not offered(session) or not isinstance(value, str) or value not in LEVELS:
-        raise RequestError.invalid_params({"configId": OPTION_ID, "value": value, "levels": list(LEVELS) if offered(session) else []})
+        raise RequestError.invalid_params(
+            {"configId": OPTION_ID, "value": value, "levels": list(LEVELS) if offered(session) else []}
+        )
     session.data[OPTION_ID] = value
     session.save()

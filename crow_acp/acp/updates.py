@@ -70,7 +70,9 @@ class AcpUpdates:
         if isinstance(event, ActivityReported):
             # The first report of an activity starts a tool call; later ones update it.
             if event.activity_id in self.activities:
-                update = update_tool_call(event.activity_id, status=event.status, title=event.title, content=update.content)
+                update = update_tool_call(
+                    event.activity_id, status=event.status, title=event.title, content=update.content
+                )
             self.activities.add(event.activity_id)
         if update is not None:
             await self.conn.session_update(session_id=event.session_id, update=update)
@@ -79,12 +81,21 @@ class AcpUpdates:
 def event_update(event: Event) -> Any:
     match event:
         case TextDelta(_, message_id, text):
-            return AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
+            return AgentMessageChunk(
+                session_update="agent_message_chunk", content=text_block(text), message_id=message_id
+            )
         case ThoughtDelta(_, message_id, text):
-            return AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(text), message_id=message_id)
+            return AgentThoughtChunk(
+                session_update="agent_thought_chunk", content=text_block(text), message_id=message_id
+            )
         case ToolCallStarted(_, call_id, _, arguments, view):
             return start_tool_call(
-                call_id, view.title, kind=view.kind, status="pending", raw_input=arguments, locations=_locations(view.locations)
+                call_id,
+                view.title,
+                kind=view.kind,
+                status="pending",
+                raw_input=arguments,
+                locations=_locations(view.locations),
             )
         case ToolCallRunning(_, call_id):
             return update_tool_call(call_id, status="in_progress")
@@ -159,7 +170,9 @@ def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
 def _assistant_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
     message_id = meta.message_id
     if reasoning := meta.reasoning:
-        yield AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(reasoning), message_id=message_id)
+        yield AgentThoughtChunk(
+            session_update="agent_thought_chunk", content=text_block(reasoning), message_id=message_id
+        )
     if text := message.get("content"):
         yield AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
 

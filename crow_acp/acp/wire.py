@@ -42,7 +42,9 @@ TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|["{}\[\]:,]')
 class StdioTransport:
     """acp's Transport over stdin/stdout, hardened; `open_requests` are the ids not yet answered."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE
+    ) -> None:
         self._reader, self._writer, self._max = reader, writer, max_message
         self._write_lock = asyncio.Lock()
         self.open_requests: dict[Any, tuple[str, Any]] = {}
@@ -160,7 +162,9 @@ def _prefix(parts: list[bytes]) -> bytes:
 def parse(data: bytes, oversized: bool = False) -> dict[str, Any] | None:
     """One line as a JSON-RPC message, or None for nothing to do; WireError says what to answer."""
     if oversized:
-        raise WireError(INVALID_REQUEST, f"Invalid Request: a message may have at most {MAX_MESSAGE} bytes", top_level_id(data))
+        raise WireError(
+            INVALID_REQUEST, f"Invalid Request: a message may have at most {MAX_MESSAGE} bytes", top_level_id(data)
+        )
     if not data.strip():
         return None
     text = data.decode("utf-8", "replace")  # invalid UTF-8 becomes U+FFFD, as everywhere else in crow
@@ -196,7 +200,11 @@ def check_shape(message: Any) -> dict[str, Any] | None:
         if "error" in message and not isinstance(message["error"], dict):
             message["error"] = {"code": -32603, "message": f"malformed error: {message['error']!r:.200}"}
         return message
-    raise WireError(INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response", request_id if valid_id else None)
+    raise WireError(
+        INVALID_REQUEST,
+        "Invalid Request: neither a request, a notification nor a response",
+        request_id if valid_id else None,
+    )
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -204,7 +212,8 @@ def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One line of UTF-8 JSON without crow's model keys; anything that would not encode is repaired, never sent broken."""
+    """One line of UTF-8 JSON without crow's model keys; anything that would not encode is repaired, never
+    sent broken."""
     try:
         text = dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return (text + "\n").encode("utf-8")

@@ -113,8 +113,14 @@ def _answered_block(
             position = queue.pop(0)
             result = messages[position]
             good = result.get("tool_call_id") == new_id and isinstance(result.get("content"), str)
-            content = result.get("content") if isinstance(result.get("content"), str) else json.dumps(result.get("content"))
-            answers.append(_Fixed(position, result if good else {"role": "tool", "tool_call_id": new_id, "content": content}, not good))
+            content = (
+                result.get("content") if isinstance(result.get("content"), str) else json.dumps(result.get("content"))
+            )
+            answers.append(
+                _Fixed(
+                    position, result if good else {"role": "tool", "tool_call_id": new_id, "content": content}, not good
+                )
+            )
         else:
             answers.append(_Fixed(None, {"role": "tool", "tool_call_id": new_id, "content": NO_RESULT}, True))
     if not fixed_calls:

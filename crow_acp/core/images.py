@@ -35,7 +35,11 @@ def check(mime: Any, data: Any) -> str | None:
     if mime not in SIGNATURES:
         return f"the image type {str(mime)[:40]!r} is not supported (use PNG, JPEG, GIF or WebP)"
     if not isinstance(data, str) or len(data) > MAX_IMAGE_BYTES * 4 // 3 + 4:
-        return f"the image is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB" if isinstance(data, str) else "no image data"
+        return (
+            f"the image is larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB"
+            if isinstance(data, str)
+            else "no image data"
+        )
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):

@@ -138,7 +138,11 @@ def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
     if reply.calls:
         message["tool_calls"] = [
             # the valid form for the model; the raw text stays in the result's display for the editor
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": object_arguments(c.arguments or "{}")}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": object_arguments(c.arguments or "{}")},
+            }
             for c in reply.calls
         ]
     draft.settle(message, reasoning or None)

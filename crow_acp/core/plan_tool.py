@@ -60,7 +60,9 @@ def parse_plan(arguments: Any) -> list[PlanEntry]:
         priority = entry.get("priority", "medium")
         if status not in STATUSES or priority not in PRIORITIES:
             raise ValueError(f"step {number}: status is one of {STATUSES}, priority one of {PRIORITIES}")
-        plan.append(PlanEntry(" ".join(redact(content).split())[:MAX_TEXT], status, priority))  # no part of a key at the cut
+        plan.append(
+            PlanEntry(" ".join(redact(content).split())[:MAX_TEXT], status, priority)
+        )  # no part of a key at the cut
     return plan
 
 

@@ -41,7 +41,10 @@ class ReplyBudget:
         Every chunk costs at least one character: a stream of empty chunks is bounded too."""
         room = self.limit - self.used
         if max(len(text), 1) > room:
-            self.cut, text = self.cut or f"the limit of {self.limit:,} characters per reply (limits.reply_chars)", text[: max(room, 0)]
+            self.cut, text = (
+                self.cut or f"the limit of {self.limit:,} characters per reply (limits.reply_chars)",
+                text[: max(room, 0)],
+            )
         self.used += max(len(text), 1)
         return text
 
@@ -52,7 +55,9 @@ class ReplyBudget:
         return self.cut is None
 
     def note(self) -> str:
-        return f"\n\n[crow cut this reply here: it passed {self.cut}. Tool calls in it were not run. Say less at a time.]"
+        return (
+            f"\n\n[crow cut this reply here: it passed {self.cut}. Tool calls in it were not run. Say less at a time.]"
+        )
 
 
 async def close_stream(stream: AsyncIterator[T]) -> None:

@@ -161,7 +161,9 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
         *(StoredMessage(entry.message, entry.meta.with_copy()) for entry in tail),
     ]
     # One transaction: a kill mid-compaction leaves the old history or the new one, never half of each.
-    session.store.compact(session.id, [e.row_id for e in old + tail if e.row_id is not None], [session.numbered(e) for e in new])
+    session.store.compact(
+        session.id, [e.row_id for e in old + tail if e.row_id is not None], [session.numbered(e) for e in new]
+    )
     session.history = [*history[:head], *new]
     session.context["compaction_summary"] = summary
     session.context["compactions"] = session.context.get("compactions", 0) + 1

@@ -121,7 +121,6 @@ class SessionView(SessionAccess):
         if value is not self.blackboard:  # `session.blackboard |= {...}` assigns the board to itself
             self.set_context(BLACKBOARD, value)
 
-
     def get_summary(self) -> str:
         """What the agent concluded: the text of the last assistant message of the latest turn.
 
@@ -142,7 +141,9 @@ class SessionView(SessionAccess):
         return [tool.name for tool in self._s.tools()]
 
     # Write
-    def add_message(self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any) -> None:
+    def add_message(
+        self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any
+    ) -> None:
         """Append a message the next model call sees; it is persisted at once.
 
         hidden: for the model only, never replayed to the editor (an injection). skill: the skill

@@ -141,4 +141,3 @@ def placeholder(call: PendingCall) -> ToolCallInfo:
     """What after_tool sees for a call that never reached a tool (unknown tool, bad arguments)."""
     view = call.view or ToolView(call.name)
     return ToolCallInfo(call.id, call.name, call.args or {}, view.title, view.kind, False)
-

@@ -96,7 +96,9 @@ class Turn:
 def check_new_calls(calls: Iterable[PendingCall], earlier: Iterable[dict[str, Any]], fresh: Callable[[], str]) -> None:
     """A reply's calls before they are recorded: an id already used in the session (or in this reply)
     or an unusable one is replaced, and the call is marked so that it answers with an error."""
-    used = {call.get("id") for message in earlier for call in (message.get("tool_calls") or []) if isinstance(call, dict)}
+    used = {
+        call.get("id") for message in earlier for call in (message.get("tool_calls") or []) if isinstance(call, dict)
+    }
     for call in calls:
         if call.id in used or not call.id or len(call.id) > 128:
             original, call.id = call.id, fresh()

@@ -45,7 +45,7 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
         return text
     cut = len(text) - limit
     head = limit // 2
-    return f"{text[:head]}\n[... {cut} characters truncated ...]\n{text[head + cut:]}"
+    return f"{text[:head]}\n[... {cut} characters truncated ...]\n{text[head + cut :]}"
 
 
 def client_error(action: str, exc: RequestError) -> ToolError:
@@ -81,7 +81,9 @@ def guarded(handler: Handler[R]) -> Handler[R]:
 def redacted(result: R) -> R:
     """The result without crow's model keys (a .env file in the workspace may hold one)."""
     values = key_values()
-    if result is None or (not any(value in result.text for value in values) and not any(value in repr(result.content) for value in values)):
+    if result is None or (
+        not any(value in result.text for value in values) and not any(value in repr(result.content) for value in values)
+    ):
         return result
     content = [type(item).model_validate(redact_json(item.model_dump(by_alias=True))) for item in result.content or []]
     return dataclasses.replace(result, text=redact_json(result.text), content=content or result.content)
@@ -117,8 +119,12 @@ class Stopped(ToolError):
 @overload
 def int_arg(arguments: dict[str, Any], name: str, default: int, low: int = 1, high: int | None = None) -> int: ...
 @overload
-def int_arg(arguments: dict[str, Any], name: str, default: None, low: int = 1, high: int | None = None) -> int | None: ...
-def int_arg(arguments: dict[str, Any], name: str, default: int | None, low: int = 1, high: int | None = None) -> int | None:
+def int_arg(
+    arguments: dict[str, Any], name: str, default: None, low: int = 1, high: int | None = None
+) -> int | None: ...
+def int_arg(
+    arguments: dict[str, Any], name: str, default: int | None, low: int = 1, high: int | None = None
+) -> int | None:
     """An integer argument (models sometimes send "10"), checked against its bounds."""
     value = arguments.get(name, default)
     if value is None:

@@ -77,7 +77,8 @@ def refuse_hard_linked(path: str, st: os.stat_result) -> None:
     if st.st_nlink > 1:
         raise ToolError(
             f"{path} has {st.st_nlink} hard links; crow does not write a hard-linked file, whose other names may lie "
-            "outside the workspace. To change only this name, give it its own copy first: cp FILE FILE.new && mv FILE.new FILE."
+            "outside the workspace. To change only this name, give it its own copy first: "
+            "cp FILE FILE.new && mv FILE.new FILE."
         )
 
 
@@ -99,7 +100,13 @@ class Confined:
         raise ToolError(f"{via}outside the workspace. Allowed roots: {', '.join(self.roots)}")
 
     def parent(
-        self, path: str, *, create: bool = False, missing_ok: bool = False, linked_from: str | None = None, follow: bool = True
+        self,
+        path: str,
+        *,
+        create: bool = False,
+        missing_ok: bool = False,
+        linked_from: str | None = None,
+        follow: bool = True,
     ) -> Parent:
         """The open directory holding path's last component; directories on the way may be created.
 

@@ -106,7 +106,10 @@ def applying(ws: Workspace, plan: Plan) -> Handler[ToolResult]:
     async def run(args: dict[str, Any], context: ToolContext) -> ToolResult:
         path, old, new, summary = await plan(ws, args, context)
         if context.write_targets is not None and path not in context.write_targets:
-            raise ToolError(f"{ws.display(path)} is not the file the permission check saw (a symbolic link changed); nothing was written.")
+            raise ToolError(
+                f"{ws.display(path)} is not the file the permission check saw (a symbolic link changed); "
+                "nothing was written."
+            )
         await write_text(ws, path, new, context)
         return ToolResult(summary, content=[tool_diff_content(path, new, old)])
 

@@ -35,7 +35,9 @@ class Excerpt:
     """Where a further read_file call would go on, when the answer stopped before the file's end."""
 
 
-async def read_text(ws: Workspace, path: str, context: ToolContext, line: int | None, limit: int | None) -> tuple[str, Excerpt]:
+async def read_text(
+    ws: Workspace, path: str, context: ToolContext, line: int | None, limit: int | None
+) -> tuple[str, Excerpt]:
     """(the real path, the lines wanted): the editor's buffer when it offers fs reads, else the disk."""
     first, count = line or 1, limit or DEFAULT_LINES
     if client_can(context, "read_text_file"):
@@ -126,7 +128,9 @@ async def old_text(ws: Workspace, path: str, context: ToolContext) -> tuple[str,
     if st is None:
         return real, None
     if st.st_size > MAX_EDIT_BYTES:
-        raise ToolError(f"{ws.display(real)} is larger than {MAX_EDIT_BYTES} bytes; crow does not edit or replace files that large.")
+        raise ToolError(
+            f"{ws.display(real)} is larger than {MAX_EDIT_BYTES} bytes; crow does not edit or replace files that large."
+        )
     if client_can(context, "read_text_file"):
         try:
             response = await context.client.read_text_file(session_id=context.session.session_id, path=real)
@@ -147,19 +151,28 @@ def _whole_local(ws: Workspace, path: str, stop: threading.Event) -> str:
     finally:
         os.close(fd)
     if len(data) > MAX_EDIT_BYTES:
-        raise ToolError(f"{ws.display(real)} is larger than {MAX_EDIT_BYTES} bytes; crow does not edit or replace files that large.")
+        raise ToolError(
+            f"{ws.display(real)} is larger than {MAX_EDIT_BYTES} bytes; crow does not edit or replace files that large."
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ToolError(f"{ws.display(real)} is not UTF-8 text ({exc.reason} at byte {exc.start}); crow edits only UTF-8 files.") from None
+        raise ToolError(
+            f"{ws.display(real)} is not UTF-8 text ({exc.reason} at byte {exc.start}); crow edits only UTF-8 files."
+        ) from None
 
 
 async def write_text(ws: Workspace, path: str, text: str, context: ToolContext) -> None:
     """Write a real path (from old_text): through the editor's review panel, or atomically on disk."""
     if client_can(context, "write_text_file"):
-        real, _ = await off_loop(lambda stop: ws.confined.writable(path))  # again, right before the editor writes: it may write in place
+        real, _ = await off_loop(
+            lambda stop: ws.confined.writable(path)
+        )  # again, right before the editor writes: it may write in place
         if real != path:
-            raise ToolError(f"{ws.display(path)} changed while it was being written (a symbolic link appeared); nothing was written.")
+            raise ToolError(
+                f"{ws.display(path)} changed while it was being written (a symbolic link appeared); "
+                "nothing was written."
+            )
         try:
             await context.client.write_text_file(session_id=context.session.session_id, path=path, content=text)
         except RequestError as exc:
@@ -178,7 +191,9 @@ def replaced(name: str, text: str | None, find: str, replace: str, replace_all: 
         raise ToolError("old_string and new_string are the same; nothing would change.")
     count = text.count(find)
     if count == 0:
-        raise ToolError(f"old_string was not found in {name}. Read the file and copy the text exactly, whitespace included.")
+        raise ToolError(
+            f"old_string was not found in {name}. Read the file and copy the text exactly, whitespace included."
+        )
     if count > 1 and not replace_all:
         raise ToolError(
             f"old_string occurs {count} times in {name}. Include more surrounding lines to make it unique, "

@@ -55,7 +55,9 @@ class Workspace:
     def display(self, path: str) -> str:
         """How titles show a path: relative to the cwd when inside it, else absolute."""
         lexical = self.lexical(path)
-        for root, real in zip(self.roots, self.confined.real_roots, strict=True):  # a real path from the confined opener
+        for root, real in zip(
+            self.roots, self.confined.real_roots, strict=True
+        ):  # a real path from the confined opener
             if real != root and _within(lexical, real) and not _within(lexical, root):
                 lexical = os.path.join(root, os.path.relpath(lexical, real))
         return os.path.relpath(lexical, self.cwd) if _within(lexical, self.cwd) else lexical

@@ -128,7 +128,9 @@ async def _search(command: list[str], cwd: str, ws: Workspace, regex: Any, limit
                 *names, pending = (pending + chunk).split(b"\0")
                 for start in range(0, len(names), BATCH):
                     batch = names[start : start + BATCH]
-                    matches += await off_loop(grep_files, ws.confined, cwd, batch, regex, limit - len(matches), ws.display, deadline)
+                    matches += await off_loop(
+                        grep_files, ws.confined, cwd, batch, regex, limit - len(matches), ws.display, deadline
+                    )
                     if len(matches) >= limit:
                         note = f"\n[... stopped after {limit} matches; narrow the search ...]"
                         break
@@ -154,7 +156,9 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
 
 
 DIR = {"type": "string", "description": "Directory (or file), relative to the working directory. Default: '.'"}
-LIST_DOC = f"List a directory (one level, or recursively without .git and cache folders; at most {MAX_ENTRIES} entries)."
+LIST_DOC = (
+    f"List a directory (one level, or recursively without .git and cache folders; at most {MAX_ENTRIES} entries)."
+)
 LIST_SCHEMA = {"type": "object", "properties": {"path": DIR, "recursive": {"type": "boolean", "default": False}}}
 SEARCH_DOC = (
     "Search text files for a regular expression (RE2 syntax, one line at a time; invalid regexes match literally). "
@@ -184,7 +188,9 @@ def search_tools(ws: Workspace) -> list[FunctionTool]:
         top = ws.resolve(str(args.get("path") or "."))
         pattern, glob = str(args["pattern"]), args.get("glob")
         limit = int_arg(args, "max_results", 100, high=MAX_MATCHES)
-        return ToolResult(await search(ws, top, pattern, bool(args.get("ignore_case")), str(glob) if glob else None, limit))
+        return ToolResult(
+            await search(ws, top, pattern, bool(args.get("ignore_case")), str(glob) if glob else None, limit)
+        )
 
     return [
         FunctionTool("list_files", LIST_DOC, LIST_SCHEMA, list_files, read_only=True, kind="search",

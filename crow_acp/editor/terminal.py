@@ -127,7 +127,9 @@ async def show_live(capture: Capture, context: ToolContext) -> None:
         await asyncio.sleep(LIVE_EVERY)
         if capture.received != shown:
             shown = capture.received
-            await context.session.update_tool_call(context.call_id, [tool_content(text_block(f"```\n{capture.last_lines()}\n```"))])
+            await context.session.update_tool_call(
+                context.call_id, [tool_content(text_block(f"```\n{capture.last_lines()}\n```"))]
+            )
 
 
 async def locally(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:

@@ -206,7 +206,9 @@ class McpServer(ServerLists):
         finally:
             task.cancel()
 
-    async def _request(self, send: Callable[[Any], Awaitable[Any]], future: asyncio.Future[Any], generation: int) -> None:
+    async def _request(
+        self, send: Callable[[Any], Awaitable[Any]], future: asyncio.Future[Any], generation: int
+    ) -> None:
         try:
             future.set_result(await send(self._client))
         except Exception as exc:  # handed to the caller, never swallowed
@@ -275,7 +277,9 @@ class McpHost:
 
     def tools(self) -> list[McpTool]:
         """Tools of the ready servers, and of a died server that its next call restarts."""
-        tools = [tool for server in self.servers if server.status == "ready" or server.restartable for tool in server.tools]
+        tools = [
+            tool for server in self.servers if server.status == "ready" or server.restartable for tool in server.tools
+        ]
         unique_names(tools)
         return tools
 

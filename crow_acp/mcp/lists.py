@@ -45,7 +45,9 @@ class ServerLists:
             listed = await self._listed("resources/list", client.list_resources, lambda page: page.resources)
             self.resources = {str(r.uri) for r in listed}
 
-    async def _listed(self, method: str, list_page: Callable[..., Awaitable[Any]], items: Callable[[Any], list[Any]]) -> list[Any]:
+    async def _listed(
+        self, method: str, list_page: Callable[..., Awaitable[Any]], items: Callable[[Any], list[Any]]
+    ) -> list[Any]:
         """Every page of an optional list, at most MAX_PAGES (a server whose cursor never ends still starts)."""
         from mcp import MCPError
 
@@ -57,7 +59,9 @@ class ServerLists:
                 found += items(page)
                 if not (cursor := page.next_cursor):
                     return found
-            log.warning("MCP server %r: %s still had more after %d pages; crow keeps those", self.spec.name, method, MAX_PAGES)
+            log.warning(
+                "MCP server %r: %s still had more after %d pages; crow keeps those", self.spec.name, method, MAX_PAGES
+            )
         except (MCPError, TimeoutError, ValueError) as exc:  # an optional list (ValueError: a malformed one)
             log.warning("MCP server %r: %s failed: %s", self.spec.name, method, exc)
         return found
@@ -77,7 +81,11 @@ class ServerLists:
         """notifications/*/list_changed: list again in the background; the next model call waits for it."""
         from mcp import types
 
-        changes = (types.ToolListChangedNotification, types.PromptListChangedNotification, types.ResourceListChangedNotification)
+        changes = (
+            types.ToolListChangedNotification,
+            types.PromptListChangedNotification,
+            types.ResourceListChangedNotification,
+        )
         # One listing runs and at most one waits: a flood of notifications costs two listings, not one each.
         if isinstance(message, changes) and self._calls is not None and len(self._refreshes) < 2:
             task = self._calls.create_task(self._refresh())
@@ -111,7 +119,6 @@ class ServerLists:
         """Wait for list refreshes in flight (a list_changed just before a model call)."""
         if self._refreshes:
             await asyncio.wait(set(self._refreshes), timeout=self.call_timeout)
-
 
 
 def _callable(tool: mcp.types.Tool) -> bool:

@@ -133,7 +133,11 @@ class OpenAIModelClient:
         if tools:
             params["tools"] = tools
         profile = self.profile
-        optional = {"max_tokens": profile.max_tokens, "temperature": profile.temperature, "reasoning_effort": profile.reasoning_effort}
+        optional = {
+            "max_tokens": profile.max_tokens,
+            "temperature": profile.temperature,
+            "reasoning_effort": profile.reasoning_effort,
+        }
         params |= {key: value for key, value in optional.items() if value is not None}
         if reasoning_effort is not None:  # the session's thinking level, over the profile's default
             params["reasoning_effort"] = reasoning_effort
@@ -150,7 +154,9 @@ class OpenAIModelClient:
         repair, started, finished, stream = StreamRepair(), False, False, None
         try:
             body = {**self._params(messages, tools, reasoning_effort), **self.profile.extra_body}
-            stream = await deadline.wait(self._post_valid({**body, "stream": True, "stream_options": {"include_usage": True}}))
+            stream = await deadline.wait(
+                self._post_valid({**body, "stream": True, "stream_options": {"include_usage": True}})
+            )
             while True:
                 try:
                     chunk = await deadline.next_chunk(stream)

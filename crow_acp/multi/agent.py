@@ -91,7 +91,9 @@ class MultiAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
         answers = [
-            await member.initialize(protocol_version=protocol_version, client_capabilities=client_capabilities, **kwargs)
+            await member.initialize(
+                protocol_version=protocol_version, client_capabilities=client_capabilities, **kwargs
+            )
             for member in self.members
         ]
         return answers[0]
@@ -104,8 +106,10 @@ class MultiAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> NewSessionResponse:
         answers = await asyncio.gather(
-            *(m.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=additional_directories)
-              for m in self.members)
+            *(
+                m.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=additional_directories)
+                for m in self.members
+            )
         )
         graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers, strict=True)})
         self._release_after_response(graph)
@@ -137,7 +141,12 @@ class MultiAgent:
         return answer
 
     async def fork_session(
-        self, session_id: str, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **_: Any,
     ) -> ForkSessionResponse:
         """A new editor session: every member's session forked (its history so far, the blackboard as
         it stands), one new graph from then on. Each member's copy is its own store transaction, so a
@@ -209,7 +218,9 @@ class MultiAgent:
             except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
                 if not isinstance(exc, CrowError):
                     log.exception("multi-agent run failed")
-                raise RequestError(-32603, str(exc) if isinstance(exc, CrowError) else f"Internal error: {exc!r}") from exc
+                raise RequestError(
+                    -32603, str(exc) if isinstance(exc, CrowError) else f"Internal error: {exc!r}"
+                ) from exc
             finally:
                 CURRENT_RUN.reset(token)
                 graph.run = None

@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from ..history import StoredMessage
 
 ENTRY_ONLY = {
-    "usage_update", "session_info_update", "available_commands_update", "current_mode_update", "config_option_update"
+    "usage_update",
+    "session_info_update",
+    "available_commands_update",
+    "current_mode_update",
+    "config_option_update",
 }
 
 
@@ -55,7 +59,9 @@ class MemberConnection:
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
         if (graph := self._multi.graph_of(session_id)) is not None:
             session_id, tool_call = graph.editor_sid, attribute_tool(graph, self._name, tool_call)
-        return await self._multi.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options, **kwargs)
+        return await self._multi.conn.request_permission(
+            session_id=session_id, tool_call=tool_call, options=options, **kwargs
+        )
 
     # fs/* and terminal/*: the same request, for the editor's session id.
     async def read_text_file(self, **kwargs: Any) -> Any:
@@ -136,5 +142,9 @@ def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
         source = meta.handoff.source if meta.handoff else None
         text = entry.message.get("content") or ""
         title = handoff_title(source, name)
-        return [event_update(ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text))]
+        return [
+            event_update(
+                ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text)
+            )
+        ]
     return [out for update in replay_updates([entry]) for out in attribute(graph, name, update)]

@@ -22,6 +22,7 @@ from .blackboard import Blackboard
 if TYPE_CHECKING:
     from ..plugin.session import SessionAccess
 
+
 class Composite(Protocol):
     """A graph used as a node of another (a MultiAgent): its name, where it starts, who takes part.
     How a run drives one is run.Drivable."""
@@ -142,7 +143,9 @@ class Graph:
         values: dict[str, Any] = {}
         for agent in reversed(agents):
             access = agent.access(sids[agent.name])
-            values.update({key: _stored(value) for key in shared if (value := access.get_context(key, _NONE)) is not _NONE})
+            values.update(
+                {key: _stored(value) for key in shared if (value := access.get_context(key, _NONE)) is not _NONE}
+            )
         values[GRAPH_SESSIONS] = dict(sids)
         board = Blackboard(shared, values)
         for agent in agents:

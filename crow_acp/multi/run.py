@@ -139,7 +139,9 @@ class Run:
         """Show the run's own progress (hand-offs, verdicts, routing) as a tool call in the editor."""
         activity_id = activity_id or f"run-{uuid.uuid4().hex[:12]}"
         if self._send is not None:
-            await self._send(event_update(ActivityReported(self.graph.editor_sid, activity_id, title, status, "other", text)))
+            await self._send(
+                event_update(ActivityReported(self.graph.editor_sid, activity_id, title, status, "other", text))
+            )
         return activity_id
 
     def cancel(self) -> None:

@@ -249,8 +249,10 @@ class SessionBlackboard(TrackedDict):
         if current is None:  # nothing written yet: the board begins empty
             self._store({})
         elif not isinstance(current, dict):
-            raise NotJsonError(f"the context key 'blackboard' holds a {type(current).__name__}, not a mapping; "
-                               "set_context('blackboard', {...}) replaces it")
+            raise NotJsonError(
+                f"the context key 'blackboard' holds a {type(current).__name__}, not a mapping; "
+                "set_context('blackboard', {...}) replaces it"
+            )
         return self.data
 
     def _commit_root(self) -> None:

@@ -151,11 +151,22 @@ class CrowCallbacks(BaseModel):
 
 
 HOOKS: tuple[HookName, ...] = (
-    "begin_session", "pre_request", "post_response", "before_tool", "after_tool", "end_turn", "end_session"
+    "begin_session",
+    "pre_request",
+    "post_response",
+    "before_tool",
+    "after_tool",
+    "end_turn",
+    "end_session",
 )
 HOOK_ARGS: dict[HookName, Any] = {
-    "begin_session": BeginSessionArgs, "pre_request": PreRequestArgs, "post_response": PostResponseArgs,
-    "before_tool": BeforeToolArgs, "after_tool": AfterToolArgs, "end_turn": EndTurnArgs, "end_session": EndSessionArgs,
+    "begin_session": BeginSessionArgs,
+    "pre_request": PreRequestArgs,
+    "post_response": PostResponseArgs,
+    "before_tool": BeforeToolArgs,
+    "after_tool": AfterToolArgs,
+    "end_turn": EndTurnArgs,
+    "end_session": EndSessionArgs,
 }
 PASSES: dict[HookName, frozenset[str]] = {name: frozenset(args.__annotations__) for name, args in HOOK_ARGS.items()}
 """The keywords each list passes: a callback may name only these (or take **kwargs)."""

@@ -29,11 +29,13 @@ class SessionAccess(Protocol):
     @property
     def last_usage(self) -> Usage | None:
         """Token counts the provider reported for the last model call."""
+
     @property
     def context_window(self) -> int: ...
     @property
     def compaction_requested(self) -> str | None:
         """The focus text of a pending trigger_compaction() ("" without focus), or None."""
+
     @property
     def model_name(self) -> str:
         """The model id the session's calls go to."""
@@ -42,15 +44,19 @@ class SessionAccess(Protocol):
     def entries(self) -> Sequence[StoredMessage]:
         """The live history (each entry's .message and .meta), without copying: for per-call checks
         that must not cost O(history). Read-only; compaction replaces the list, so compare identity."""
+
     def get_messages(self) -> list[dict[str, Any]]:
         """Copies of the messages the next model call will see."""
+
     def get_context(self, key: str, default: Any = None) -> Any:
         """The value stored under `key`, else `default`. For "blackboard" it is the board itself (see
         `blackboard`), also before anything was written, unless an explicit default is given."""
+
     @property
     def blackboard(self) -> SessionBlackboard:
         """The session's blackboard (in a MultiAgent, shared by every member): a mapping of JSON values
         that stores every change, nested ones included, before the editor's next update."""
+
     @blackboard.setter
     def blackboard(self, value: Any) -> None: ...
     def get_summary(self) -> str:
@@ -59,32 +65,42 @@ class SessionAccess(Protocol):
         Tool calls, tool output and reasoning are never part of it. If the last assistant message
         has no text, the texts of the latest turn's assistant messages are joined instead.
         """
+
     def tool_names(self) -> list[str]: ...
 
     # Write
-    def add_message(self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any) -> None:
+    def add_message(
+        self, role: str, content: str, *, hidden: bool = False, skill: str | None = None, **other: Any
+    ) -> None:
         """Append a message the next model call sees; it is persisted at once.
 
         hidden: for the model only, never replayed to the editor (an injection). skill: the skill
         whose text it is. Other keywords are the caller's own JSON-serializable metadata, stored with it.
         """
+
     def set_context(self, key: str, value: Any) -> None:
         """Store a copy of a JSON value with the session; it survives restarts. NotJsonError (a TypeError)
         says which part is not JSON, here, with the caller on the stack, not later in the store."""
+
     def set_system_prompt(self, text: str) -> None:
         """Replace the system message (the first message), or insert it."""
+
     def add_tool(self, tool: Tool) -> None:
         """Offer a tool to the model from the next call on (crow's own tools, load_skill, plans)."""
+
     def add_command(self, command: SlashCommand) -> None:
         """Offer a slash command to the editor; available_commands_update follows."""
 
     # Control
     async def prompt(self, text: str, *, history: bool = False, system: str | None = None) -> str:
         """A side call to the model; the session history is left alone."""
+
     def trigger_compaction(self, focus: str = "") -> None:
         """Ask the compaction callback to compact at the next safe point."""
+
     def take_compaction_request(self) -> str | None:
         """For the compaction callback: the pending request's focus ("" without one), now cleared."""
+
     def compact_messages(self, keep_last: int, summary: str) -> int:
         """Replace all but the last `keep_last` messages (and the system message) with `summary`.
 
@@ -92,15 +108,24 @@ class SessionAccess(Protocol):
         from its results. The old messages stay in the store for replay. Returns how many
         messages were replaced (0 when there is nothing older than the kept tail).
         """
+
     async def report(
-        self, title: str, *, status: ToolStatus = "completed", kind: ToolKind = "other", text: str | None = None,
+        self,
+        title: str,
+        *,
+        status: ToolStatus = "completed",
+        kind: ToolKind = "other",
+        text: str | None = None,
         activity_id: str | None = None,
     ) -> str:
         """Show progress in the editor as a tool call; reuse the returned id to update it."""
+
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
+
     async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
+
     async def update_plan(self, entries: list[PlanEntry]) -> None:
         """Show the whole current plan in the editor (an ACP `plan` update replaces the previous one)."""
 

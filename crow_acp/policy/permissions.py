@@ -70,7 +70,9 @@ class Permissions:
         self.config = config
         self.protected = ProtectedPaths.of(config.protected)
 
-    async def __call__(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None) -> str | None:
+    async def __call__(
+        self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None
+    ) -> str | None:
         policy = policy_for(self.config, tool)
         if policy == "deny":
             return f"The tool {tool.name!r} is denied by the permission policy."
@@ -83,13 +85,19 @@ class Permissions:
         command = command_of(view, call.args or {})
         if not protected and (policy == "allow" or is_remembered(session, tool, command)):
             return None
-        if not protected and mode == "accept_edits" and edit_inside_roots(view, [session.cwd, *session.additional_directories]):
+        if (
+            not protected
+            and mode == "accept_edits"
+            and edit_inside_roots(view, [session.cwd, *session.additional_directories])
+        ):
             return None
         if session.client is None:
             return f"The tool {tool.name!r} needs permission, and no editor is attached to ask."
         return await self._ask(session, call, tool, preview, Asked(mode, command, protected))
 
-    async def _ask(self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None, asked: Asked) -> str | None:
+    async def _ask(
+        self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None, asked: Asked
+    ) -> str | None:
         view = call.view or ToolView(tool.name)
         update = ToolCallUpdate(
             tool_call_id=call.id,
@@ -102,7 +110,9 @@ class Permissions:
         offered = options(asked.command, asked.protected)
         try:
             with anyio.fail_after(self.config.timeout):
-                response = await session.client.request_permission(session_id=session.id, tool_call=update, options=offered)
+                response = await session.client.request_permission(
+                    session_id=session.id, tool_call=update, options=offered
+                )
         except TimeoutError:
             return f"No answer to the permission request within {self.config.timeout:g} s. {NOT_RUN}"
         except Exception as exc:  # the client is others' code: whatever it does, the call does not run

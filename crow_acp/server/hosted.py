@@ -71,8 +71,9 @@ async def hosted(agent: Any, client_max_message: int = MAX_MESSAGE) -> AsyncIter
         await asyncio.shield(_stop(agent, agent_end, client_end, connection, serving))
 
 
-async def _stop(agent: Any, agent_end: MemoryTransport, client_end: MemoryTransport, connection: Any,
-                serving: asyncio.Task[None]) -> None:
+async def _stop(
+    agent: Any, agent_end: MemoryTransport, client_end: MemoryTransport, connection: Any, serving: asyncio.Task[None]
+) -> None:
     try:
         await client_end.close()  # the agent reads EOF, and what it still writes is dropped: its editor went away
         await stop_serving(agent, agent_end, connection, asyncio.Event())

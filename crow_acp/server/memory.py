@@ -61,7 +61,9 @@ class MemoryPipe(asyncio.WriteTransport):
 class MemoryTransport(StdioTransport):
     """One end of the pair: crow's wire over two pipes. Closing it closes both, as a process's exit does."""
 
-    def __init__(self, inbound: MemoryPipe, reader: asyncio.StreamReader, outbound: MemoryPipe, max_message: int) -> None:
+    def __init__(
+        self, inbound: MemoryPipe, reader: asyncio.StreamReader, outbound: MemoryPipe, max_message: int
+    ) -> None:
         writer = asyncio.StreamWriter(outbound, outbound.protocol, None, asyncio.get_running_loop())
         super().__init__(reader, writer, max_message)
         self._inbound = inbound

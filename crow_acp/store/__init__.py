@@ -38,8 +38,15 @@ if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = [
-    "LeaseLost", "Owner", "SessionBusy", "SessionRecord", "SessionStore", "StoreError", "StoredMessage",
-    "open_store", "store_url",
+    "LeaseLost",
+    "Owner",
+    "SessionBusy",
+    "SessionRecord",
+    "SessionStore",
+    "StoreError",
+    "StoredMessage",
+    "open_store",
+    "store_url",
 ]
 
 

@@ -106,7 +106,8 @@ class SqlLeases:
                 (session_id,),
             )
             row = db.execute(
-                "SELECT token, host, pid, started, expires_at FROM leases WHERE session_id = ?" + db.lock_rows, (session_id,)
+                "SELECT token, host, pid, started, expires_at FROM leases WHERE session_id = ?" + db.lock_rows,
+                (session_id,),
             ).fetchone()
             now = db.now()
             token, host, pid, started, expires_at = row
@@ -152,10 +153,15 @@ class SqlLeases:
                 expires = db.now() + ttl
                 if skip:  # a skipped lease keeps this owner's token: it may be renewed again if nobody took it
                     for session_id in sorted(held - skip):
-                        db.execute("UPDATE leases SET expires_at = ? WHERE token = ? AND session_id = ?", (expires, token, session_id))
+                        db.execute(
+                            "UPDATE leases SET expires_at = ? WHERE token = ? AND session_id = ?",
+                            (expires, token, session_id),
+                        )
                 else:
                     db.execute("UPDATE leases SET expires_at = ? WHERE token = ?", (expires, token))
-                still = {row[0] for row in db.execute("SELECT session_id FROM leases WHERE token = ?", (token,)).fetchall()}
+                still = {
+                    row[0] for row in db.execute("SELECT session_id FROM leases WHERE token = ?", (token,)).fetchall()
+                }
             lost = sorted(sid for sid in held - still if sid in self._held)  # not released meanwhile
             for session_id in lost:
                 self._mark_lost(session_id)
@@ -168,4 +174,6 @@ class SqlLeases:
     async def _release_all(self) -> None:
         if self._held:
             self._held.clear()
-            await self.workers.all[0].call(lambda db: db.execute("DELETE FROM leases WHERE token = ?", (self.owner.token,)))
+            await self.workers.all[0].call(
+                lambda db: db.execute("DELETE FROM leases WHERE token = ?", (self.owner.token,))
+            )

@@ -90,7 +90,11 @@ def migrate(db: PostgresDb) -> None:
 class PostgresStore(SqlStore):
     """`PostgresStore("postgresql://user@host/db")`."""
 
-    def __init__(self, url: str, *, owner: Owner | None = None, lease_ttl: float = 30.0, connections: int = CONNECTIONS) -> None:
+    def __init__(
+        self, url: str, *, owner: Owner | None = None, lease_ttl: float = 30.0, connections: int = CONNECTIONS
+    ) -> None:
         self.url = url
-        workers: Workers[Any] = Workers(lambda: PostgresDb(url, lease_ttl), PostgresDb.close, connections, "crow-postgres")
+        workers: Workers[Any] = Workers(
+            lambda: PostgresDb(url, lease_ttl), PostgresDb.close, connections, "crow-postgres"
+        )
         super().__init__(workers, owner=owner, lease_ttl=lease_ttl)

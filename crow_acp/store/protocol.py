@@ -113,14 +113,22 @@ class SessionStore(Protocol):
     # Writes (non-blocking, ordered)
     def create(self, record: SessionRecord, entries: Sequence[StoredMessage] = ()) -> None:
         """Store a new session, with `entries` as its history (a fork), in one transaction."""
+
     def append(self, session_id: str, entry: StoredMessage) -> None:
         """Store `entry` (its row_id already set) after every entry stored so far."""
+
     def update(self, session_id: str, *, title: str | None = None, data: dict[str, Any] | None = None) -> None: ...
     def update_message(
-        self, session_id: str, row_id: int, *, message: dict[str, Any] | None = None, extra: dict[str, Any] | None = None
+        self,
+        session_id: str,
+        row_id: int,
+        *,
+        message: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None: ...
     def move_first(self, session_id: str, row_id: int) -> None:
         """Order the entry before every other entry of its session (the system prompt)."""
+
     def compact(self, session_id: str, archived: list[int], appended: list[StoredMessage]) -> None:
         """Archive `archived` and append `appended` in one transaction: all or nothing."""
 
@@ -128,9 +136,11 @@ class SessionStore(Protocol):
     async def flush(self, session_id: str | None = None) -> None:
         """Return once every write made so far is durable; raise if one failed. With a session id, raise
         LeaseLost if a write of that session was refused because another owner holds its lease."""
+
     async def get(self, session_id: str) -> SessionRecord | None: ...
     async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
         """Sessions that got at least one prompt, most recently updated first."""
+
     async def load(self, session_id: str) -> list[StoredMessage]:
         """Every entry, archived ones too, in history order."""
 
@@ -138,14 +148,18 @@ class SessionStore(Protocol):
     async def acquire(self, session_id: str) -> None:
         """Take the session's lease, or raise SessionBusy if a live owner holds it. From then on every
         write of the session applies only while the lease still holds this owner's token (fencing)."""
+
     async def release(self, session_id: str) -> None: ...
     async def delete(self, session_id: str) -> None:
         """Delete the session and its whole history at once; SessionBusy if a live owner holds it."""
+
     async def renew(self, skip: frozenset[str] = frozenset()) -> list[str]:
         """Extend every lease this owner holds but those in `skip` (left to run out); returns the sessions
         whose lease it lost."""
+
     async def ping(self) -> None:
         """Raise StoreError if the store cannot be reached."""
+
     async def close(self) -> None: ...
 
 

@@ -32,7 +32,15 @@ class SqlStore(SqlLeases):
     # Writes: each one transaction behind the lease fence (SqlLeases._write)
     def create(self, record: SessionRecord, entries: Sequence[StoredMessage] = ()) -> None:
         prompted = int(any(entry.message.get("role") == "user" for entry in entries))
-        args = (record.id, record.cwd, record.title and redact(record.title), record.created_at, record.updated_at, _dump(record.data), prompted)
+        args = (
+            record.id,
+            record.cwd,
+            record.title and redact(record.title),
+            record.created_at,
+            record.updated_at,
+            _dump(record.data),
+            prompted,
+        )
         rows = [_row(record.id, entry) for entry in entries]
 
         def op(db: Db) -> None:
@@ -68,16 +76,26 @@ class SqlStore(SqlLeases):
         self._write(session_id, _statement(sql, (*args, session_id)))
 
     def update_message(
-        self, session_id: str, row_id: int, *, message: dict[str, Any] | None = None, extra: dict[str, Any] | None = None
+        self,
+        session_id: str,
+        row_id: int,
+        *,
+        message: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        changes = [(column, _dump(value)) for column, value in (("message", message), ("extra", extra)) if value is not None]
+        changes = [
+            (column, _dump(value)) for column, value in (("message", message), ("extra", extra)) if value is not None
+        ]
         if changes:
             sets = ", ".join(f"{column} = ?" for column, _ in changes)
             args = (*(value for _, value in changes), session_id, row_id)
             self._write(session_id, _statement(f"UPDATE messages SET {sets} WHERE session_id = ? AND seq = ?", args))
 
     def move_first(self, session_id: str, row_id: int) -> None:
-        sql = "UPDATE messages SET pos = (SELECT MIN(pos) FROM messages WHERE session_id = ?) - 1 WHERE session_id = ? AND seq = ?"
+        sql = (
+            "UPDATE messages SET pos = (SELECT MIN(pos) FROM messages WHERE session_id = ?) - 1"
+            " WHERE session_id = ? AND seq = ?"
+        )
         self._write(session_id, _statement(sql, (session_id, session_id, row_id)))
 
     def compact(self, session_id: str, archived: list[int], appended: list[StoredMessage]) -> None:
@@ -118,13 +136,18 @@ class SqlStore(SqlLeases):
     async def load(self, session_id: str) -> list[StoredMessage]:
         sql = "SELECT seq, ord, message, extra, active FROM messages WHERE session_id = ? ORDER BY pos, seq"
         rows = await self.workers.of(session_id).call(lambda db: db.execute(sql, (session_id,)).fetchall())
-        return [StoredMessage(json.loads(m), EntryMeta.from_json(json.loads(e)), bool(a), row_id=s, order=o) for s, o, m, e, a in rows]
+        return [
+            StoredMessage(json.loads(m), EntryMeta.from_json(json.loads(e)), bool(a), row_id=s, order=o)
+            for s, o, m, e, a in rows
+        ]
 
     async def _barrier(self) -> None:
         await asyncio.gather(*(worker.call(lambda _: None) for worker in self.workers.all))
 
     async def ping(self) -> None:
-        await asyncio.gather(*(worker.call(lambda db: db.execute("SELECT 1").fetchone()) for worker in self.workers.all))
+        await asyncio.gather(
+            *(worker.call(lambda db: db.execute("SELECT 1").fetchone()) for worker in self.workers.all)
+        )
 
     async def close(self) -> None:
         """Release this owner's leases, apply every queued write, close the connections."""

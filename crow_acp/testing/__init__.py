@@ -12,4 +12,14 @@ from .script import ScriptError, load_script
 from .server import ScriptedModel
 from .wire import Entry, Fault, Reply, Responder, ToolCall, is_title_request
 
-__all__ = ["Entry", "Fault", "Reply", "Responder", "ScriptError", "ScriptedModel", "ToolCall", "is_title_request", "load_script"]
+__all__ = [
+    "Entry",
+    "Fault",
+    "Reply",
+    "Responder",
+    "ScriptError",
+    "ScriptedModel",
+    "ToolCall",
+    "is_title_request",
+    "load_script",
+]

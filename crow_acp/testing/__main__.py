@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(reply, Reply) and args.delay:
             reply.delay = args.delay
     served = iter(range(sys.maxsize))
-    model = ScriptedModel(default=lambda request: replies[next(served) % len(replies)], model=args.model, port=args.port)
+    model = ScriptedModel(
+        default=lambda request: replies[next(served) % len(replies)], model=args.model, port=args.port
+    )
     try:
         model.start()
     except OSError as exc:

@@ -12,8 +12,9 @@ out is the wire (HTTP, SSE, retries), which the ScriptedModel tests keep coverin
 A script entry is a `Reply` or a `Fault` (crow_acp.testing, the same ones ScriptedModel serves),
 or a responder: `fn(request) -> Reply | Fault | str`, sync or async, or an async generator that
 yields the deltas itself (str for text, or TextChunk, ReasoningChunk, ToolCallChunk, Usage,
-Finish from llm.py; without a Finish the stream counts as cut off, as over HTTP). A Reply streams as a server would: reasoning, text in token-sized pieces, each
-tool call's name then its arguments split in several fragments, usage, finish. Faults raise the
+Finish from model/client.py; without a Finish the stream counts as cut off, as over HTTP). A Reply
+streams as a server would: reasoning, text in token-sized pieces, each tool call's name then its
+arguments split in several fragments, usage, finish. Faults raise the
 ModelError the HTTP client raises (after its retries); `cut_after` streams part of the reply first;
 `hang` waits until the turn is cancelled.
 """

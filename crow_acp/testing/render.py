@@ -22,7 +22,9 @@ class Render:
     def calls(self, reply: Reply) -> list[tuple[str, str, str]]:
         """(id, name, arguments string) per tool call; ids are drawn per send so a reused Reply stays unique."""
         args = [c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments) for c in reply.tool_calls]
-        return [(c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args, strict=True)]
+        return [
+            (c.id or f"call_{next(self._call_ids)}", c.name, a) for c, a in zip(reply.tool_calls, args, strict=True)
+        ]
 
     def deltas(self, reply: Reply) -> list[dict]:
         deltas: list[dict] = [{"role": "assistant", "content": ""}]
@@ -44,7 +46,11 @@ class Render:
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(reply)}
-        head = {"id": f"chatcmpl-{next(self._completion_ids)}", "object": "chat.completion", "created": int(time.time())}
+        head = {
+            "id": f"chatcmpl-{next(self._completion_ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+        }
         return head | {"model": self.model, "choices": [choice], "usage": usage_of(reply, req)}
 
     def stream(self, reply: Reply, req: dict, cut_after: int | None = None) -> list[dict]:

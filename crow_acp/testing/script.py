@@ -39,10 +39,10 @@ def load_script(path: Path) -> list[Reply | Fault]:
 def _entry(path: Path, index: int, item: Any) -> Reply | Fault:
     where = f"{path}: entry {index}"
     if not isinstance(item, dict):
-        raise ScriptError(f"{where}: want an object such as {{\"text\": \"...\"}}")
+        raise ScriptError(f'{where}: want an object such as {{"text": "..."}}')
     if "error" in item:
         if set(item) != {"error"} or not isinstance(item["error"], dict):
-            raise ScriptError(f"{where}: an error entry is {{\"error\": {{\"status\": 500, \"message\": \"...\"}}}}")
+            raise ScriptError(f'{where}: an error entry is {{"error": {{"status": 500, "message": "..."}}}}')
         return _build(Fault, item["error"], where)
     calls = item.get("tool_calls", [])
     if not isinstance(calls, list):

@@ -25,8 +25,12 @@ class ScriptedModel:
     """Serves scripted replies over real HTTP on 127.0.0.1 from a background thread."""
 
     def __init__(
-        self, script: Iterable[Entry] = (), *, default: Reply | Responder | None = None,
-        model: str = "scripted-model", port: int = 0,
+        self,
+        script: Iterable[Entry] = (),
+        *,
+        default: Reply | Responder | None = None,
+        model: str = "scripted-model",
+        port: int = 0,
     ) -> None:
         self.default = default
         self.requests: list[dict] = []

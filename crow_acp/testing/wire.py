@@ -62,7 +62,12 @@ def is_title_request(req: dict) -> bool:
     from ..acp.titles import TITLE_PROMPT
 
     messages = req.get("messages")
-    return isinstance(messages, list) and bool(messages) and isinstance(messages[0], dict) and messages[0].get("content") == TITLE_PROMPT
+    return (
+        isinstance(messages, list)
+        and bool(messages)
+        and isinstance(messages[0], dict)
+        and messages[0].get("content") == TITLE_PROMPT
+    )
 
 
 async def _write_chunk(writer: Writer, data: bytes) -> None:

@@ -110,7 +110,10 @@ def redact_json(value: Any, values: frozenset[str] | None = None) -> Any:
     if isinstance(value, list | tuple):
         return [redact_json(item, values) for item in value]
     if isinstance(value, dict):
-        return {redact(key, values) if isinstance(key, str) else key: redact_json(item, values) for key, item in value.items()}
+        return {
+            redact(key, values) if isinstance(key, str) else key: redact_json(item, values)
+            for key, item in value.items()
+        }
     return value
 
 
@@ -122,7 +125,9 @@ def dumps(value: Any, **options: Any) -> str:
     text = json.dumps(value, **options)
     values = key_values()
     ascii_only = options.get("ensure_ascii", True)
-    if any(value in text or _escaped(value, ascii_only) in text for value in values) or (values and _encoded(values).search(text)):
+    if any(value in text or _escaped(value, ascii_only) in text for value in values) or (
+        values and _encoded(values).search(text)
+    ):
         text = json.dumps(redact_json(value, values), **options)
     return text
 

@@ -45,7 +45,9 @@ def repair(value: Any) -> bool:
     changed, stack = False, [value]
     while stack:
         node = stack.pop()
-        items = list(enumerate(node)) if isinstance(node, list) else list(node.items()) if isinstance(node, dict) else []
+        items = (
+            list(enumerate(node)) if isinstance(node, list) else list(node.items()) if isinstance(node, dict) else []
+        )
         for key, child in items:
             if isinstance(key, str) and (fixed_key := clean_text(key)) is not key:
                 del node[key]
@@ -65,7 +67,17 @@ def clean_meta(meta: EntryMeta) -> EntryMeta:
 
     tool = meta.tool
     shown = tool and [tool.name, tool.title, tool.locations, tool.raw_input, tool.content]
-    if is_valid([meta.blocks, meta.message_id, meta.reasoning, meta.skill, meta.other, meta.handoff and meta.handoff.source, shown]):
+    if is_valid(
+        [
+            meta.blocks,
+            meta.message_id,
+            meta.reasoning,
+            meta.skill,
+            meta.other,
+            meta.handoff and meta.handoff.source,
+            shown,
+        ]
+    ):
         return meta  # the common case, checked without building the JSON form
     data = meta.to_json()
     return EntryMeta.from_json(data) if repair(data) else meta

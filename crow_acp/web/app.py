@@ -53,7 +53,9 @@ class Limits:
 
 
 class CrowApp:
-    def __init__(self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits, gate: Gate) -> None:
+    def __init__(
+        self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits, gate: Gate
+    ) -> None:
         self.server = server
         self.store = store
         self.token = token
@@ -142,7 +144,12 @@ class CrowApp:
         except Exception as exc:  # the boundary with the database driver: any failure is "not ready"
             store = f"unreachable: {type(exc).__name__}"
         ready = store == "ok" and not self.draining
-        body = {"ready": ready, "draining": self.draining, "store": store, "connections": len(self.server.crow_registry.connections)}
+        body = {
+            "ready": ready,
+            "draining": self.draining,
+            "store": store,
+            "connections": len(self.server.crow_registry.connections),
+        }
         await _json(send, 200 if ready else 503, body)
 
     async def _refuse(self, scope: dict[str, Any], send: Send, status: int, message: str) -> None:

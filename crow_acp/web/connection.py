@@ -50,7 +50,9 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, client_commands: ClientCommands) -> None:
+    def __init__(
+        self, connection_id: str, agent: ServedAgent, max_requests: int, client_commands: ClientCommands
+    ) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = transport_pair()
@@ -58,7 +60,9 @@ class CrowConnection(ConnectionState):
         self.agent = agent
         self._pump_side = pump_side  # type: ignore[assignment]  # it also yields UpdateBatches: _pump reads them
         # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
-        self._agent_conn = AgentSideConnection(cast(Any, agent), server_side, listening=True, use_unstable_protocol=True)
+        self._agent_conn = AgentSideConnection(
+            cast(Any, agent), server_side, listening=True, use_unstable_protocol=True
+        )
         if isinstance(agent, AcpAgent):  # a MultiAgent replays through its conn, update by update
             agent.editor.update_sink = server_side
         self.connection_stream: Stream = Stream()
@@ -118,7 +122,10 @@ class CrowConnection(ConnectionState):
         key = message_id_key(message.get("id")) if "method" in message else None
         if key is not None:
             if len(self.in_flight) >= self.max_requests:
-                error = {"code": -32000, "message": f"Too many requests in flight on this connection (limit {self.max_requests})"}
+                error = {
+                    "code": -32000,
+                    "message": f"Too many requests in flight on this connection (limit {self.max_requests})",
+                }
                 await super()._route_response({"jsonrpc": "2.0", "id": message["id"], "error": error})
                 return
             self.in_flight.add(key)
@@ -149,7 +156,11 @@ class CrowConnection(ConnectionState):
 
 class CrowRegistry(ConnectionRegistry):
     def __init__(
-        self, make_agent: Callable[[], ServedAgent], max_connections: int, max_requests: int, client_commands: ClientCommands
+        self,
+        make_agent: Callable[[], ServedAgent],
+        max_connections: int,
+        max_requests: int,
+        client_commands: ClientCommands,
     ) -> None:
         super().__init__()
         self.make_agent = make_agent
@@ -180,7 +191,12 @@ class CrowServer(AcpServer):
     """The SDK's server core with crow's registry: an agent per connection, limits on connections and calls."""
 
     def __init__(
-        self, make_agent: Callable[[], ServedAgent], *, max_connections: int, max_requests: int, client_commands: ClientCommands
+        self,
+        make_agent: Callable[[], ServedAgent],
+        *,
+        max_connections: int,
+        max_requests: int,
+        client_commands: ClientCommands,
     ) -> None:
         super().__init__(lambda conn: cast(Any, make_agent()))
         self._registry = CrowRegistry(make_agent, max_connections, max_requests, client_commands)
@@ -205,10 +221,18 @@ class CrowServer(AcpServer):
             async for chunk in state.outbound(session_id).chunks(SSE_KEEPALIVE_INTERVAL_SECONDS):
                 yield b"".join(_sse(item) for item in chunk) if chunk else serialize_sse_keepalive()
 
-    async def handle_post(self, message: Any, *, content_type: str | None, connection_id: str | None, session_id: str | None) -> Any:
-        if isinstance(message, dict) and message.get("method") == AGENT_METHODS["initialize"] and self.crow_registry.full():
+    async def handle_post(
+        self, message: Any, *, content_type: str | None, connection_id: str | None, session_id: str | None
+    ) -> Any:
+        if (
+            isinstance(message, dict)
+            and message.get("method") == AGENT_METHODS["initialize"]
+            and self.crow_registry.full()
+        ):
             return PostResult(503, {"error": "Too many connections"}, {"Retry-After": "5"})
-        return await super().handle_post(message, content_type=content_type, connection_id=connection_id, session_id=session_id)
+        return await super().handle_post(
+            message, content_type=content_type, connection_id=connection_id, session_id=session_id
+        )
 
 
 def _sse(item: dict[str, Any] | UpdateBatch) -> bytes:

@@ -37,7 +37,10 @@ class Gate:
         if name is None or not (name in self.hosts or _is_address(name)):
             return f"Host {host!r} is not this server's name (the operator can allow it with --allowed-host)"
         if origin is not None and origin.rstrip("/").lower() not in self.origins:
-            return f"Origin {origin!r} is not allowed: browser pages may not connect (the operator can allow one with --allowed-origin)"
+            return (
+                f"Origin {origin!r} is not allowed: browser pages may not connect "
+                "(the operator can allow one with --allowed-origin)"
+            )
         return None
 
 

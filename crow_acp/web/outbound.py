@@ -68,7 +68,9 @@ def batches(session_id: str, updates: Iterable[Any]) -> Iterator[UpdateBatch]:
 class AgentEnd:
     """The agent's end of its connection's queue (the SDK's Transport, plus batches)."""
 
-    def __init__(self, queue: asyncio.Queue[Outbound | UpdateBatch | None], inbox: asyncio.Queue[Outbound | None]) -> None:
+    def __init__(
+        self, queue: asyncio.Queue[Outbound | UpdateBatch | None], inbox: asyncio.Queue[Outbound | None]
+    ) -> None:
         self._queue, self._inbox = queue, inbox
         self._closed = False
 
@@ -98,7 +100,9 @@ class AgentEnd:
 class PumpEnd:
     """The connection's end: reads what the agent sent, delivers what the client sent."""
 
-    def __init__(self, queue: asyncio.Queue[Outbound | UpdateBatch | None], inbox: asyncio.Queue[Outbound | None]) -> None:
+    def __init__(
+        self, queue: asyncio.Queue[Outbound | UpdateBatch | None], inbox: asyncio.Queue[Outbound | None]
+    ) -> None:
         self._queue, self._inbox = queue, inbox
 
     async def send(self, message: dict[str, Any]) -> None:

@@ -68,7 +68,10 @@ def check_token(options: ServeOptions) -> None:
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
     server = CrowServer(
-        make_agent, max_connections=limits.max_connections, max_requests=limits.max_requests, client_commands=options.client_commands
+        make_agent,
+        max_connections=limits.max_connections,
+        max_requests=limits.max_requests,
+        client_commands=options.client_commands,
     )
     return CrowApp(server, store, token=options.token, limits=limits, gate=options.gate)
 
@@ -82,8 +85,15 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
     app = build_app(make_agent, store, options)
     max_sockets, backlog = socket_budget()
     config = uvicorn.Config(
-        app, host=options.host, port=options.port, lifespan="on", log_config=None, access_log=False,
-        ws_max_size=options.limits.max_body, timeout_graceful_shutdown=5, backlog=backlog,
+        app,
+        host=options.host,
+        port=options.port,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        ws_max_size=options.limits.max_body,
+        timeout_graceful_shutdown=5,
+        backlog=backlog,
         http=guarded_protocol(options.limits.header_timeout, max_sockets),
     )
     await GracefulServer(config, app, store, options.grace).serve()

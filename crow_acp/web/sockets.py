@@ -90,7 +90,8 @@ class GuardedH11(H11Protocol):
 
 def _oldest_waiting(connections: set[Any], new: GuardedH11) -> GuardedH11 | None:
     waiting = [
-        c for c in connections
+        c
+        for c in connections
         if isinstance(c, GuardedH11) and c is not new and c.waiting_for_headers and not c.transport.is_closing()
     ]
     return min(waiting, key=lambda c: c._since, default=None)

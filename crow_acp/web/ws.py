@@ -30,7 +30,9 @@ async def serve_websocket(server: CrowServer, receive: Receive, send: Send) -> N
         return
     state = server.create_websocket_connection()
     assert isinstance(state, CrowConnection)
-    await send({"type": "websocket.accept", "headers": [(CONNECTION_ID_HEADER.lower().encode(), state.connection_id.encode())]})
+    await send(
+        {"type": "websocket.accept", "headers": [(CONNECTION_ID_HEADER.lower().encode(), state.connection_id.encode())]}
+    )
     writer = asyncio.ensure_future(_outbound(state, send))
     try:
         with state.activity.busy():  # the socket is the connection's stream while it is open

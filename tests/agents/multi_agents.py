@@ -87,7 +87,9 @@ def build_loop() -> Any:
 
 def build_supervisor() -> Any:
     team = [coder_agent(config_for(name), name=name) for name in ("emma", "bob", "alex")]
-    return supervisor(team, router_agent(config_for("router")), max_iterations=int(os.environ.get("SUPERVISOR_MAX", "5")))
+    return supervisor(
+        team, router_agent(config_for("router")), max_iterations=int(os.environ.get("SUPERVISOR_MAX", "5"))
+    )
 
 
 def build_planner() -> Any:

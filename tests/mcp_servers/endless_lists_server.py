@@ -43,7 +43,13 @@ def main() -> None:
             if options.lists:
                 with open(options.lists, "a") as lists:
                     lists.write(method + "\n")
-            send({"jsonrpc": "2.0", "id": request_id, "result": page(method, (message.get("params") or {}).get("cursor"))})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "result": page(method, (message.get("params") or {}).get("cursor")),
+                }
+            )
         elif method == "tools/call":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "pong"}]}})
         elif request_id is not None:

@@ -34,7 +34,9 @@ def send(message: dict) -> None:
 
 def result(request_id: object, text_json: bytes) -> bytes:
     """A tools/call result line whose text is spliced in as raw JSON string bytes (quotes included)."""
-    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "@@"}], "isError": False}})
+    head = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": "@@"}], "isError": False}}
+    )
     before, after = head.encode().split(b'"@@"')
     return before + text_json + after + b"\n"
 

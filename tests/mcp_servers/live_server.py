@@ -51,7 +51,11 @@ def die() -> str:
 @server.prompt()
 def review(topic: str, tone: str = "plain") -> list:
     """Ask for a review of a topic."""
-    return [UserMessage(f"Review {topic} in a {tone} tone."), AssistantMessage("Which parts first?"), UserMessage("All of it.")]
+    return [
+        UserMessage(f"Review {topic} in a {tone} tone."),
+        AssistantMessage("Which parts first?"),
+        UserMessage("All of it."),
+    ]
 
 
 @server.resource("memo://notes/today", mime_type="text/plain")

@@ -52,7 +52,9 @@ class Handler(BaseHTTPRequestHandler):
             if mode == "exit":
                 os._exit(3)  # the server dies mid-call: the connection drops without an answer
             if mode == "sse":
-                return self.send(200, b"event: message\ndata: " + answer(request_id, BROKEN) + b"\n\n", "text/event-stream")
+                return self.send(
+                    200, b"event: message\ndata: " + answer(request_id, BROKEN) + b"\n\n", "text/event-stream"
+                )
             return self.send(200, answer(request_id, BROKEN if mode == "json" else b'"fine"'), "application/json")
         else:
             result = {}
@@ -64,7 +66,11 @@ class Handler(BaseHTTPRequestHandler):
             return answer(request_id, BROKEN)
         result = {"tools": [TOOL]} if method == "tools/list" else {}
         if method == "initialize":
-            result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "serverInfo": {"name": "wire-sse", "version": "0"}}
+            result = {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "wire-sse", "version": "0"},
+            }
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
 
     def do_GET(self) -> None:

@@ -78,7 +78,13 @@ def call(request_id: object, mode: str) -> None:
     elif mode == "huge":
         write(answer(request_id, b'"' + b"h" * HUGE + b'"'))
     elif mode == "huge_tail":
-        write(b'{"result": {"content": [{"type": "text", "text": "' + b"t" * HUGE + b'"}]}, "jsonrpc": "2.0", "id": ' + rid + b"}\n")
+        write(
+            b'{"result": {"content": [{"type": "text", "text": "'
+            + b"t" * HUGE
+            + b'"}]}, "jsonrpc": "2.0", "id": '
+            + rid
+            + b"}\n"
+        )
     elif mode == "truncated":
         write(answer(request_id, b'"cut short')[:-10] + b"\n")
     elif mode == "deep":
