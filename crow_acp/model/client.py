@@ -27,6 +27,7 @@ from .limits import Deadline, StreamRepair
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+    from openai.resources.chat.completions import AsyncCompletions
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,10 @@ class OpenAIModelClient:
         right now: a second thread importing it at the same time can get a half-made module."""
         if self._client is None:
             await off_loop(self._openai)
+
+    def _completions(self) -> AsyncCompletions:
+        """The client's chat.completions, whose first use imports its module (off the loop: see _ready)."""
+        return self._openai().chat.completions
 
     def _openai(self) -> AsyncOpenAI:
         if self._client is None:
@@ -190,14 +195,14 @@ class OpenAIModelClient:
 
     async def complete(self, messages: list[dict]) -> str:
         """A plain, non-streaming call (side prompts, summaries), bounded by timeouts.model."""
-        await self._ready()
+        completions = await off_loop(self._completions)
         import openai
 
         limit = self.config.timeouts.model
         try:
             params = self._params(redact_json(messages), [])
             with anyio.fail_after(limit):  # the whole call, retries included
-                reply = await self._openai().chat.completions.create(
+                reply = await completions.create(
                     **params, extra_body=self.profile.extra_body or None, timeout=limit
                 )
         except TimeoutError as exc:
@@ -216,10 +221,11 @@ class OpenAIModelClient:
 def prewarm(model: ModelClient) -> None:
     """Import openai and make the model's client now, so that the first prompt need not: they take
     most of a second. Run it off the loop (imports.off_loop) once a session exists, not at
-    initialize: a session/load right after it would replay slower, competing for the GIL."""
+    initialize: a session/load right after it would replay slower, competing for the GIL.
+    complete()'s module is left for its first call: it is not on the way to the first answer."""
     if isinstance(model, OpenAIModelClient):
         try:
-            model._openai().chat.completions  # noqa: B018  # complete()'s module (titles), imported on first use
+            model._openai()
         except ConfigError:  # no API key: the first prompt says so
             pass
 
