@@ -202,9 +202,7 @@ class OpenAIModelClient:
         try:
             params = self._params(redact_json(messages), [])
             with anyio.fail_after(limit):  # the whole call, retries included
-                reply = await completions.create(
-                    **params, extra_body=self.profile.extra_body or None, timeout=limit
-                )
+                reply = await completions.create(**params, extra_body=self.profile.extra_body or None, timeout=limit)
         except TimeoutError as exc:
             raise ModelError(f"The model's reply took longer than {limit:g} s (timeouts.model).") from exc
         except openai.APIError as exc:
