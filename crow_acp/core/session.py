@@ -1,6 +1,11 @@
-"""A session's state, and the edits that keep its history valid (compaction, answering open calls).
+"""A session's state and the edits that keep its history valid (compaction, answering open calls).
 
-What callbacks get of it is SessionAccess (session_access.py), a narrow view."""
+    Conversation  what the store keeps and a load brings back: id, cwd, history, data, title
+    Session       a Conversation open in this process, with its runtime handles: store, model, MCP
+                  servers, the editor's client, local tools and commands, and TurnControl (the lock
+                  and the cancel scope of its prompts)
+
+What callbacks get of it is SessionAccess (plugin/session.py; SessionView here), a narrow view."""
 
 from __future__ import annotations
 
@@ -65,8 +70,9 @@ class TurnControl:
 
 
 @dataclass(eq=False, kw_only=True)
-class Session:
-    # The conversation: what the store keeps, and a session/load brings back.
+class Conversation:
+    """What the store keeps of a session, and what a session/load brings back: no handle, no lock."""
+
     id: str
     cwd: str
     additional_directories: list[str] = field(default_factory=list)
@@ -78,7 +84,19 @@ class Session:
     last_row: int = 0
     """The highest row_id given to an entry of this session (archived ones included)."""
 
-    # Runtime handles: built when the session opens, never stored.
+    @property
+    def context(self) -> dict[str, Any]:
+        context: dict[str, Any] = self.data.setdefault("context", {})
+        return context
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [entry.message for entry in self.history]
+
+
+@dataclass(eq=False, kw_only=True)
+class Session(Conversation):
+    """A conversation open in this process, with the runtime handles that serve it (never stored)."""
+
     store: SessionStore
     """Where record(), save() and the other edits below write the conversation, at once."""
     model: ModelClient
@@ -93,14 +111,6 @@ class Session:
     last_usage: Usage | None = None
     compaction_request: str | None = None
     """Set by trigger_compaction(): the focus text ("" for none); cleared by whoever compacts."""
-
-    @property
-    def context(self) -> dict[str, Any]:
-        context: dict[str, Any] = self.data.setdefault("context", {})
-        return context
-
-    def messages(self) -> list[dict[str, Any]]:
-        return [entry.message for entry in self.history]
 
     def tools(self) -> list[Tool]:
         return [*self.local_tools.values(), *self.mcp.tools()]
