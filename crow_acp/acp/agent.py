@@ -19,6 +19,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from acp.schema import (
+    DeleteSessionResponse,
     ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
@@ -214,6 +215,15 @@ class AcpAgent:
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
         await self.open_sessions.release(session_id, "closed")
+
+    async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
+        """Close the session here (its running turn cancelled and recorded first), then remove it from the
+        store; a session another crow process has open is refused with that process named. An unknown
+        session is no error (the spec asks that a delete of one succeed silently)."""
+        await self.open_sessions.release(session_id, "closed")
+        await self.leases.delete(session_id)
+        self.open_sessions.forget_source(session_id)
+        return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""
