@@ -210,3 +210,27 @@ async def test_unknown_session_load_is_an_error(crow_home, tmp_path, monkeypatch
         with anyio.fail_after(30), pytest.raises(RequestError) as error:
             await conn.load_session(cwd=str(tmp_path), session_id="no-such-session", mcp_servers=[])
     assert error.value.code == -32002
+
+
+async def test_delete_removes_every_members_session_of_the_graph(crow_home, tmp_path, monkeypatch):
+    from acp import RequestError
+
+    from crow_acp.store.sqlite import SqliteStore
+
+    async with in_process(RecordingClient(), "build", crow_home, functions(**chain_scripts()), monkeypatch) as conn:
+        with anyio.fail_after(30):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("write add")])
+            store = SqliteStore(crow_home / "sessions.db")
+            try:
+                record = await store.get(sid)
+                assert record is not None
+                members = set(record.data["context"]["graph_sessions"].values())
+                assert len(members) == 3 and all([await store.get(m) for m in members])
+                await conn.delete_session(session_id=sid)
+                assert [await store.get(m) for m in members] == [None, None, None]
+            finally:
+                await store.close()
+            with pytest.raises(RequestError) as gone:
+                await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            assert gone.value.code == -32002

@@ -213,3 +213,22 @@ async def test_delete_removes_everything_but_never_under_a_live_writer(stores):
     await second.delete("s1")
     assert await first.get("s1") is None and await first.load("s1") == []
     await first.acquire("s1")  # no lease row left behind
+
+
+async def test_delete_unlinks_its_forks_and_an_unknown_session_is_no_error(stores):
+    store = stores()
+    store.create(session("s1"))
+    store.append("s1", entry(1, "user", "hello"))
+    fork = SessionRecord("f1", "/work", None, time.time(), time.time(), {"agent": "crow", "forked_from": "s1"})
+    store.create(fork, [entry(1, "user", "hello")])
+    other = SessionRecord("f2", "/work", None, time.time(), time.time(), {"agent": "crow", "forked_from": "s9"})
+    store.create(other)
+    await store.delete("s1")
+    assert await store.get("s1") is None and await store.load("s1") == []
+    forked = await store.get("f1")
+    assert forked is not None and forked.data == {"agent": "crow"}, "the fork stays, without its link"
+    assert [e.message["content"] for e in await store.load("f1")] == ["hello"]
+    unrelated = await store.get("f2")
+    assert unrelated is not None and unrelated.data["forked_from"] == "s9"
+    await store.delete("never-existed")  # as session/delete wants: silently nothing
+    await store.acquire("never-existed")  # and no lease row is left behind

@@ -19,6 +19,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from acp.schema import (
+    DeleteSessionResponse,
     ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
@@ -44,6 +45,7 @@ from ..policy.modes import Mode
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .capabilities import initialize_response
+from .directories import check_editor_directories
 from .editor_link import EditorLink
 from .fork import copy_session
 from .leases import Leases
@@ -55,7 +57,6 @@ from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions
 from .session_pool import SessionPool
 from .updates import AcpUpdates
-from .wire import check_directories
 
 
 class AcpAgent:
@@ -153,6 +154,7 @@ class AcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
     ) -> Any:
+        check_editor_directories(cwd, additional_directories)
         session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name)
         return NewSessionResponse(
             session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id)
@@ -166,6 +168,7 @@ class AcpAgent:
         additional_directories: list[str] | None = None,
         **_: Any,
     ) -> Any:
+        check_editor_directories(cwd, additional_directories)
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
@@ -177,6 +180,7 @@ class AcpAgent:
         additional_directories: list[str] | None = None,
         **_: Any,
     ) -> Any:
+        check_editor_directories(cwd, additional_directories)
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
@@ -189,7 +193,7 @@ class AcpAgent:
         **_: Any,
     ) -> Any:
         """A new session with this one's history so far, independent from then on."""
-        check_directories(cwd, additional_directories)
+        check_editor_directories(cwd, additional_directories)
         check_servers(mcp_servers)
         fork_id = await copy_session(self.store, session_id, cwd, additional_directories)
         await self.opener.reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
@@ -211,6 +215,15 @@ class AcpAgent:
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
         await self.open_sessions.release(session_id, "closed")
+
+    async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
+        """Close the session here (its running turn cancelled and recorded first), then remove it from the
+        store; a session another crow process has open is refused with that process named. An unknown
+        session is no error (the spec asks that a delete of one succeed silently)."""
+        await self.open_sessions.release(session_id, "closed")
+        await self.leases.delete(session_id)
+        self.open_sessions.forget_source(session_id)
+        return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the running turn, and any prompt already waiting behind it."""

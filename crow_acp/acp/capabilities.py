@@ -12,6 +12,7 @@ from acp.schema import (
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -30,6 +31,7 @@ def initialize_response(protocol_version: int) -> InitializeResponse:
             session_capabilities=SessionCapabilities(
                 list=SessionListCapabilities(),
                 close=SessionCloseCapabilities(),
+                delete=SessionDeleteCapabilities(),
                 fork=SessionForkCapabilities(),
                 resume=SessionResumeCapabilities(),
                 additional_directories=SessionAdditionalDirectoriesCapabilities(),

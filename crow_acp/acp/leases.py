@@ -70,17 +70,26 @@ class Leases:
         try:
             await store.acquire(session_id)
         except SessionBusy as busy:
-            data = {
-                "sessionId": session_id,
-                "host": busy.host,
-                "pid": busy.pid,
-                "retryAfter": round(busy.expires_in, 1),
-            }
-            raise RequestError(SESSION_BUSY, str(busy), data) from None
+            raise busy_error(busy) from None
         open_here[session_id] = self
         self.taken_over.pop(session_id, None)
         if store not in _RENEWING or _RENEWING[store].done():
             _RENEWING[store] = asyncio.create_task(_renew_forever(store), name="crow-lease-renewal")
+
+    async def delete(self, session_id: str) -> None:
+        """Remove the session from the store for good: taken first (closed in any other agent of this
+        process, or refused with the error naming the process that has it), then deleted with its history,
+        its lease and its forks' link to it. The caller closed it here."""
+        await self.take(session_id)
+        store = self._store()
+        try:
+            await store.delete(session_id)
+        except SessionBusy as busy:  # taken over between the two: this process stalled
+            raise busy_error(busy) from None
+        finally:
+            if _OPEN.get(store, {}).get(session_id) is self:
+                del _OPEN[store][session_id]
+        self.taken_over.pop(session_id, None)
 
     def refuse_if_taken_over(self, session_id: str) -> None:
         """Before a prompt: a session another process took over from this one is not run here."""
@@ -155,6 +164,11 @@ async def _renew_forever(store: SessionStore) -> None:
         for session_id in lost:  # the store logged it
             if holder := _OPEN.get(store, {}).pop(session_id, None):
                 holder.lose(LeaseLost(session_id))
+
+
+def busy_error(busy: SessionBusy) -> RequestError:
+    data = {"sessionId": busy.session_id, "host": busy.host, "pid": busy.pid, "retryAfter": round(busy.expires_in, 1)}
+    return RequestError(SESSION_BUSY, str(busy), data)
 
 
 def taken_over_error(lost: LeaseLost) -> RequestError:

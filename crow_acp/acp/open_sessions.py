@@ -96,6 +96,12 @@ class OpenSessions:
         if session := self.by_id.get(session_id):
             session.control.cancel()
 
+    def forget_source(self, session_id: str) -> None:
+        """A deleted session's open forks forget it, as the store's copies did: a later save writes no link back."""
+        for session in self.by_id.values():
+            if session.data.get("forked_from") == session_id:
+                del session.data["forked_from"]
+
     async def release(self, session_id: str, reason: EndReason) -> None:
         """A session leaves memory: its turn cancelled and recorded, its MCP servers closed, end_session run."""
         session = self.by_id.get(session_id)

@@ -30,11 +30,11 @@ from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
 from ..util.text import clean_meta, clean_text, repair
+from .directories import check_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
 from .updates import commands_update, replay_updates
-from .wire import check_directories
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -138,18 +138,6 @@ class StdioTransport:
                 return b"".join(parts).rstrip(b"\r\n"), oversized
 
 
-def check_directories(cwd: Any, additional: Any = None) -> None:
-    """session/new, load and resume: each directory must be a non-empty absolute path without NUL.
-
-    A directory that does not exist (any more) is allowed: a stored session stays loadable.
-    """
-    from acp import RequestError
-
-    for name, value in [("cwd", cwd), *(("additionalDirectories", d) for d in additional or ())]:
-        if not isinstance(value, str) or not value or "\0" in value or not value.startswith("/"):
-            raise RequestError.invalid_params({name: value, "reason": "must be a non-empty absolute path without NUL"})
-
-
 def _prefix(parts: list[bytes]) -> bytes:
     head = bytearray()
     for part in parts:

@@ -30,6 +30,7 @@ from typing import Any
 
 from acp import RequestError
 from acp.schema import (
+    DeleteSessionResponse,
     ForkSessionResponse,
     LoadSessionResponse,
     NewSessionResponse,
@@ -41,7 +42,7 @@ from ..acp.agent import AcpAgent
 from ..acp.prompt_blocks import as_dicts, user_text
 from ..errors import CrowError
 from .conn import MemberConnection, attribute, replay_graph
-from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions
+from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions, stored_members
 from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
 
 log = logging.getLogger(__name__)
@@ -185,6 +186,17 @@ class MultiAgent:
         for name, sid in graph.sessions.items():
             self._routes.pop(sid, None)
             await graph.agents[name].close_session(session_id=sid)
+
+    async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
+        """The graph closed here, then the entry's session deleted (refused, with nothing deleted, if another
+        process has it open), then each member's session that the entry's record named."""
+        await self.close_session(session_id=session_id)
+        members = await stored_members(self.entry, session_id)
+        await self.entry.delete_session(session_id=session_id)
+        for member in self.members[1:]:
+            if (sid := members.get(member.name)) is not None:
+                await member.delete_session(session_id=sid)
+        return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         """Stop the whole graph: the run (no further hand-offs, no side calls) and every member's turn."""

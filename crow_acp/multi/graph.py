@@ -187,6 +187,13 @@ Stored = Callable[[AcpAgent, str], Awaitable[str]]
 """What to do with a member's stored session of a graph (resume it, fork it): returns the id to use."""
 
 
+async def stored_members(entry: AcpAgent, session_id: str) -> dict[str, str]:
+    """{member name: session id} as the entry's stored session of the graph names them; {} if none."""
+    record = await entry.store.get(session_id)
+    known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) if record is not None else None
+    return {str(name): str(sid) for name, sid in (known or {}).items()}
+
+
 async def member_sessions(
     members: list[AcpAgent], session_id: str, stored: Stored, new: Callable[[AcpAgent], Awaitable[str]]
 ) -> dict[str, str]:

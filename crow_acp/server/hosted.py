@@ -57,12 +57,11 @@ class HostedAgent:
 @asynccontextmanager
 async def hosted(agent: Any, client_max_message: int = MAX_MESSAGE) -> AsyncIterator[HostedAgent]:
     """Serve `agent` in this process; yields the client's end. Leaving stops the agent as `crow acp` stops."""
-    from acp.agent.connection import AgentSideConnection
-
     from ..acp.connection import attach
+    from ..acp.routes import agent_connection
 
     agent_end, client_end = memory_pair(client_max_message)
-    connection = AgentSideConnection(agent, agent_end, listening=False, use_unstable_protocol=True)
+    connection = agent_connection(agent, agent_end, listening=False)
     attach(connection, agent_end)  # text chunks skip the SDK's models, as on stdio
     serving = asyncio.create_task(connection.listen())
     try:

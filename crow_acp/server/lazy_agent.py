@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 FORWARDED = (
     "new_session", "load_session", "list_sessions", "close_session", "set_session_mode", "prompt",
-    "set_config_option", "fork_session", "resume_session", "cancel",
+    "set_config_option", "fork_session", "resume_session", "delete_session", "cancel",
 )  # fmt: skip
 """The ACP handlers AcpAgent has besides initialize (tests/test_lazy_agent.py checks the two agree)."""
 

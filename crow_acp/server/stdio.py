@@ -68,14 +68,13 @@ async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio
 
 async def serve_stdio(agent: Any, protocol_fd: int) -> None:
     """Serve until stdin closes or a signal arrives, then shut down in order (see shutdown.py)."""
-    from acp.agent.connection import AgentSideConnection
-
     from ..acp.connection import attach
+    from ..acp.routes import agent_connection
 
     signals = StopSignals()
     reader, writer = await stdio_streams(protocol_fd)
     wire = StdioTransport(reader, writer)
-    connection = AgentSideConnection(agent, wire, listening=False, use_unstable_protocol=True)
+    connection = agent_connection(agent, wire, listening=False)
     attach(connection, wire)  # text chunks skip the SDK's models (acp_connection.py)
     listening = asyncio.create_task(connection.listen())
     try:

@@ -22,10 +22,12 @@ lost the same way. `release` and `close` delete only rows holding this store's t
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..util.secrets import dumps
 from .protocol import Db, LeaseLost, Owner, SessionBusy
 
 if TYPE_CHECKING:
@@ -137,6 +139,12 @@ class SqlLeases:
         def op(db: Db) -> None:
             self._acquire(db, session_id)  # not while another process writes it
             with db.transaction():
+                if db.lock_session:
+                    db.execute(db.lock_session, (session_id,))
+                row = db.execute(LEASE + db.lock_rows, (session_id,)).fetchone()
+                if row is None or row[0] != self.owner.token:  # taken over since: this store stalled
+                    raise SessionBusy(session_id, row[1] if row else "", int(row[2]) if row else 0, self.lease_ttl)
+                _unlink_forks(db, session_id)
                 for table, column in (("messages", "session_id"), ("leases", "session_id"), ("sessions", "id")):
                     db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
             self._fenced.discard(session_id)
@@ -177,3 +185,13 @@ class SqlLeases:
             await self.workers.all[0].call(
                 lambda db: db.execute("DELETE FROM leases WHERE token = ?", (self.owner.token,))
             )
+
+
+def _unlink_forks(db: Db, session_id: str) -> None:
+    """Forks of a deleted session forget where they came from: no session names one that is gone."""
+    rows = db.execute("SELECT id, data FROM sessions WHERE data LIKE ?", ('%"forked_from"%',)).fetchall()
+    for fork_id, text in rows:
+        data = json.loads(text)
+        if data.get("forked_from") == session_id:
+            del data["forked_from"]
+            db.execute("UPDATE sessions SET data = ? WHERE id = ?", (dumps(data), fork_id))

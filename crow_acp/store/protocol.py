@@ -151,7 +151,8 @@ class SessionStore(Protocol):
 
     async def release(self, session_id: str) -> None: ...
     async def delete(self, session_id: str) -> None:
-        """Delete the session and its whole history at once; SessionBusy if a live owner holds it."""
+        """Delete the session, its whole history and its lease at once, and its forks' link to it
+        (`forked_from`); SessionBusy if a live owner holds it. An unknown session is no error."""
 
     async def renew(self, skip: frozenset[str] = frozenset()) -> list[str]:
         """Extend every lease this owner holds but those in `skip` (left to run out); returns the sessions

@@ -8,7 +8,8 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
   response: such a GET waits for the registration instead of getting a 404 (after which the client
   would never open it again).
 - unstable methods are not enabled, so `session/close` and `resume` (which crow advertises) answer
-  "method not found". Crow builds the agent connection with them enabled.
+  "method not found", and `session/delete` is not routed at all. Crow builds the agent connection
+  itself (crow_acp/acp/routes.py), with them enabled and routed.
 - every message pays for a queue, a pump task, two tasks per push and its own write; a replay
   travels as batches instead (outbound.py).
 - over HTTP each SSE stream is its own TCP connection, so a session's messages on its session stream
@@ -25,12 +26,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
 from acp._sse import serialize_sse_event, serialize_sse_keepalive
-from acp.agent.connection import AgentSideConnection
 from acp.http.protocol import message_id_key, session_id_from_params
 from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, ConnectionRegistry, ConnectionState, PostResult
 from acp.meta import AGENT_METHODS
 
 from ..acp.agent import AcpAgent
+from ..acp.routes import agent_connection
 from .client_servers import ClientCommands
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair
@@ -60,9 +61,7 @@ class CrowConnection(ConnectionState):
         self.agent = agent
         self._pump_side = pump_side  # type: ignore[assignment]  # it also yields UpdateBatches: _pump reads them
         # AcpAgent implements the methods it serves rather than subclassing acp.Agent (see agent.py).
-        self._agent_conn = AgentSideConnection(
-            cast(Any, agent), server_side, listening=True, use_unstable_protocol=True
-        )
+        self._agent_conn = agent_connection(cast(Any, agent), server_side, listening=True)
         if isinstance(agent, AcpAgent):  # a MultiAgent replays through its conn, update by update
             agent.editor.update_sink = server_side
         self.connection_stream: Stream = Stream()

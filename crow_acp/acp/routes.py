@@ -1,0 +1,32 @@
+"""The SDK's agent connection, with the stable methods its router (agent-client-protocol 0.12.1,
+schema 1.19) does not route added.
+
+`session/delete` is stable in the spec and DeleteSessionRequest is in the SDK's schema, but
+build_agent_router has no route for it: an editor would get "method not found". Every connection crow
+serves (stdio, `crow run`'s in-memory pair, `crow serve`) is built here: unstable methods on (close,
+resume, fork), and the missing routes added through the SDK's own `route_request`, which routes a
+method only to an agent that has its handler, as for every other method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp.agent.connection import AgentSideConnection
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
+from acp.schema import DeleteSessionRequest
+from acp.utils import normalize_result
+
+MISSING = [(AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session")]
+"""(method, request model, handler name) for each stable method the SDK does not route."""
+
+
+def agent_connection(agent: Any, transport: Any, *, listening: bool) -> AgentSideConnection:
+    """The connection serving `agent` on `transport` (the SDK's Transport seam)."""
+    connection = AgentSideConnection(agent, transport, listening=listening, use_unstable_protocol=True)
+    router = connection._conn._handler  # the SDK (pinned to 0.12) builds its router inside; this is its only door
+    assert isinstance(router, MessageRouter)
+    for method, model, handler in MISSING:
+        router.route_request(method, model, agent, handler, adapt_result=normalize_result)
+    return connection
