@@ -13,7 +13,8 @@
     wire.py, schema.py, capabilities.py   the JSON-RPC wire, the SDK's schema, what initialize answers
     directories.py     the directories an editor names for a session, checked before any work
     routes.py          the SDK's agent connection, with the stable methods it does not route (session/delete)
-    fork.py, leases.py, titles.py, thinking.py   session/fork, one writer per session, titles, the thinking level
+    stored.py, leases.py, titles.py, thinking.py   session/list and /fork, one writer per session, titles,
+                       the thinking level
 
 May import: everything below it (policy, core, editor, mcp, model, store, config, util, and the
 bottom modules), and the ACP SDK. Never multi, server, web or testing.

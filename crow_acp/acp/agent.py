@@ -14,7 +14,6 @@ and the leases (leases.py), the model profiles and the store.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -27,7 +26,6 @@ from acp.schema import (
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
-    SessionInfo,
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -47,7 +45,6 @@ from ..util.secrets import protect
 from .capabilities import initialize_response
 from .directories import check_editor_directories
 from .editor_link import EditorLink
-from .fork import copy_session
 from .leases import Leases
 from .open_sessions import OpenSessions, SharedBoard
 from .outbox import Outbox
@@ -56,6 +53,7 @@ from .prompt_turn import TurnRunner
 from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions
 from .session_pool import SessionPool
+from .stored import copy_session, listed
 from .updates import AcpUpdates
 
 
@@ -116,25 +114,19 @@ class AcpAgent:
         return self.open_sessions.by_id
 
     async def shutdown(self) -> None:
-        """Close every session's MCP servers and the model client (the editor closed stdin)."""
+        """Close every session's MCP servers and the model client (the editor closed stdin). Every queued write
+        lands and the leases go; a store the caller gave stays open for them."""
         sessions = await self.open_sessions.release_all()
         for task in list(self._background):  # a title still being asked must not outlive the model client
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         await self.models.close()
-        await self._close_store(sessions)
-
-    async def _close_store(self, sessions: list[Session]) -> None:
-        """Every queued write lands and the leases go; a store the caller gave stays open for them."""
-        if self._store is None:
-            return
-        await asyncio.gather(*(self.leases.give_back(session.id) for session in sessions))
-        await self.leases.close()
-        if self._owns_store:
-            store, self._store = self._store, None
-            await store.close()
-        else:
-            await self._store.flush()
+        if (store := self._store) is not None:
+            await asyncio.gather(*(self.leases.give_back(session.id) for session in sessions))
+            await self.leases.close()
+            if self._owns_store:
+                self._store = None
+            await (store.close() if self._owns_store else store.flush())
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(work)
@@ -200,26 +192,15 @@ class AcpAgent:
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
-        sessions = [
-            SessionInfo(
-                session_id=r.id,
-                cwd=r.cwd,
-                title=r.title,
-                updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.updated_at)),
-            )
-            for r in await self.store.list_sessions(cwd)
-            if r.data.get("agent", self.name) == self.name
-        ]
-        return ListSessionsResponse(sessions=sessions)
+        return ListSessionsResponse(sessions=await listed(self.store, cwd, self.name))
 
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
         await self.open_sessions.release(session_id, "closed")
 
     async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
-        """Close the session here (its running turn cancelled and recorded first), then remove it from the
-        store; a session another crow process has open is refused with that process named. An unknown
-        session is no error (the spec asks that a delete of one succeed silently)."""
+        """Close the session here (a running turn cancelled first), then remove it from the store; one open in
+        another crow process is refused with that process named; an unknown one is no error (the spec)."""
         await self.open_sessions.release(session_id, "closed")
         await self.leases.delete(session_id)
         self.open_sessions.forget_source(session_id)
@@ -271,12 +252,11 @@ class AcpAgent:
         return self.open_sessions.offers_command(session_id, text)
 
     def record_prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
-        """Record a user prompt without running a turn (a pattern that gives the user's text to no agent)."""
+        """Record a user prompt without running a turn (a pattern giving the user's text to no agent)."""
         self.open_sessions.record_prompt(session_id, blocks)
 
     def mark_handoff(self, session_id: str, since: int, source: str | None) -> None:
-        """Tag the first prompt recorded after the first `since` entries as handed over by `source`,
-        so session/load replays it as the hand-off, not as the user speaking."""
+        """Tag the first prompt after `since` entries as `source`'s hand-off (load replays it as one)."""
         self.open_sessions.mark_handoff(session_id, since, source)
 
     def save_session(self, session_id: str) -> None:
@@ -292,14 +272,11 @@ class AcpAgent:
         self.open_sessions.join_blackboard(session_id, board)
 
     async def title_session(self, session_id: str, text: str) -> None:
-        """Name the session after `text` unless it has a title, then let the model write a better one
-        in the background, as after a first turn (a MultiAgent whose driver never gives the entry the
-        user's text calls this)."""
+        """Name the session after `text` unless it has one, then let the model write a better one (as after a turn)."""
         await self.turns.name(self.open_sessions.get(session_id), text)
 
     def keep_sessions_open(self) -> None:
-        """Never evict this agent's sessions: a MultiAgent's members are closed with their graph, since
-        its run reaches into member sessions between prompts."""
+        """Never evict this agent's sessions (a MultiAgent's run reaches into them between prompts)."""
         self.open_sessions.pool.pinned = True
 
     def mode_of(self, session_id: str) -> Mode:

@@ -1,7 +1,7 @@
-"""session/fork: a new session that starts with a copy of another's stored history.
+"""Stored sessions as the editor asks about them: listed (session/list) and copied (session/fork).
 
-Every row is copied (archived ones too, so the fork replays what the original showed), in one
-transaction; from then on the two sessions share nothing.
+A fork starts with a copy of another's stored history: every row is copied (archived ones too, so the
+fork replays what the original showed), in one transaction; from then on the two share nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 import uuid
 
 from acp import RequestError
+from acp.schema import SessionInfo
 
 from ..history import StoredMessage
 from ..store import SessionRecord, SessionStore
@@ -32,3 +33,17 @@ async def copy_session(store: SessionStore, source_id: str, cwd: str, directorie
     ]
     store.create(SessionRecord(fork_id, cwd, title, now, now, data), rows)  # one transaction: all rows or none
     return fork_id
+
+
+async def listed(store: SessionStore, cwd: str | None, agent: str) -> list[SessionInfo]:
+    """The stored sessions of `agent` (in `cwd`, if given), as session/list shows them."""
+    return [
+        SessionInfo(
+            session_id=r.id,
+            cwd=r.cwd,
+            title=r.title,
+            updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.updated_at)),
+        )
+        for r in await store.list_sessions(cwd)
+        if r.data.get("agent", agent) == agent
+    ]
