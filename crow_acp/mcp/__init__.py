@@ -1,6 +1,7 @@
 """MCP servers of a session, as crow's MCP client sees them.
 
-    host.py     a session's servers, each connection in its own long-lived task
+    host.py     a session's servers (McpHost)
+    server.py   one server's connection, an actor in its own long-lived task
     connect.py  opening one server (stdio, streamable HTTP, SSE), and naming its failures
     specs.py    which servers a session connects: the editor's and config.toml's
     lists.py    what a server offers (tools, prompts, resources), listed again on list_changed
