@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from crow_acp.mcp import host as mcp_host
+from crow_acp.mcp import server as mcp_server
 from crow_acp.mcp.host import McpServer, ServerSpec
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +33,7 @@ async def kill_and_wait(server: McpServer) -> None:
 @pytest.mark.parametrize("steady", [False, True], ids=["crash-loop", "steady-runs"])
 async def test_a_server_that_ran_steadily_is_restarted_after_each_death(tmp_path, monkeypatch, steady):
     if steady:  # every run counts as steady, as after ten minutes up
-        monkeypatch.setattr(mcp_host, "STEADY_FOR", 0.0)
+        monkeypatch.setattr(mcp_server, "STEADY_FOR", 0.0)
     starts = tmp_path / "starts"
     spec = ServerSpec("live", sys.executable, [str(LIVE), "--starts", str(starts)])
     server = McpServer(spec, cwd=str(tmp_path), call_timeout=60, connect_timeout=60)
