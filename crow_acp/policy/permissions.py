@@ -87,7 +87,7 @@ class Permissions:
         mode, view = current_mode(session, self.config.default_mode), call.view or ToolView(tool.name)
         escalates, unusable = False, None
         if is_sandboxed(tool):
-            unusable = await self.sandbox.unusable()
+            unusable = await self.sandbox.unusable(session)
             call.sandbox = self.sandbox.wanted(call.args or {}) if unusable is None else OUTSIDE
             escalates = self.sandbox.escalates(call.sandbox)
             if mode == "plan" and not escalates:

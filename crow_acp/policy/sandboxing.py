@@ -20,6 +20,7 @@ from ..tools import FunctionTool
 if TYPE_CHECKING:
     from ..api import Tool
     from ..config import SandboxConfig
+    from ..core.session import Session
 
 OUTSIDE = Sandbox(level="off")
 
@@ -40,10 +41,14 @@ class SandboxPolicy:
             memory_mb=config.memory_mb,
         )
 
-    async def unusable(self) -> str | None:
-        """Why commands cannot run sandboxed now (disabled, or the machine cannot), or None."""
+    async def unusable(self, session: Session) -> str | None:
+        """Why this session's commands cannot run sandboxed now (disabled, in the editor's terminal, or
+        the machine cannot), or None."""
         if not self.enabled:
             return "the sandbox is disabled ([sandbox] enabled = false)"
+        caps = session.client_capabilities
+        if session.client is not None and caps is not None and caps.terminal:
+            return "it runs in the editor's terminal, which crow does not sandbox yet"
         from ..editor.sandbox import unavailable
 
         return await anyio.to_thread.run_sync(unavailable)
