@@ -93,6 +93,7 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
     tool_names = asyncio.run(_probe(report, config, cwd))
     _skills(report, home, cwd)
     _permissions(report, config, tool_names)
+    _sandbox(report, config)
     return _verdict(report)
 
 
@@ -228,6 +229,19 @@ def _permissions(report: Report, config: Any, tool_names: list[str]) -> None:
             report.item(policy, f"{pattern}: {', '.join(matched)}")
         else:
             report.warn(f"{pattern} = {policy!r} matches no tool (names are listed above)")
+
+
+def _sandbox(report: Report, config: Any) -> None:
+    from crow_acp.editor.sandbox import unavailable
+
+    report.section("sandbox")
+    if not config.sandbox.enabled:
+        report.warn("disabled ([sandbox] enabled = false): every command asks, and runs outside a sandbox")
+    elif why := unavailable():
+        report.warn(f"commands cannot be sandboxed: {why}")
+        report.warn("until then auto and plan modes ask for every command, as ask mode does")
+    else:
+        report.ok(f"bubblewrap works: commands run sandboxed, network {'on' if config.sandbox.network else 'off'}")
 
 
 @contextmanager

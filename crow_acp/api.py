@@ -53,7 +53,7 @@ from .plugin.hooks import (
 from .plugin.hooks import (
     PASSES as PASSES,
 )
-from .plugin.session import SessionAccess, SlashCommand, Tool, ToolContext
+from .plugin.session import Sandbox, SessionAccess, SlashCommand, Tool, ToolContext
 from .tools import FunctionTool
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "PreRequestCallback",
     "Refuse",
     "Rewrite",
+    "Sandbox",
     "SessionAccess",
     "SessionBlackboard",
     "SlashCommand",

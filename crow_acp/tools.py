@@ -39,6 +39,8 @@ class FunctionTool:
     """Seconds the loop allows a call; None means the configured tool timeout."""
     previewer: Previewer | None = field(default=None, repr=False)
     """What a call would do (e.g. its diff), shown when asking permission."""
+    sandboxed: bool = False
+    """A local command tool: the permission policy decides its sandbox (ToolContext.sandbox)."""
 
     def view(self, arguments: dict[str, Any]) -> ToolView:
         try:

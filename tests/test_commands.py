@@ -57,6 +57,8 @@ async def test_a_running_command_shows_its_output_tail_live(tmp_path):
 async def test_sigkill_of_crow_kills_the_command_and_its_grandchildren(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text("[sandbox]\nenabled = false\n")  # host pids: the guard alone
     command = "sleep 300 & echo $! > grandchild.pid; echo $$ > child.pid; echo started; wait"
     client = RecordingClient()
     with ScriptedModel([Reply(tool_calls=[ToolCall("run_command", {"command": command}, id="run")])],

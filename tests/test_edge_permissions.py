@@ -212,7 +212,7 @@ async def test_always_allows_one_exact_command_in_these_roots_only(crow_home, tm
     asked = [tool_call.tool_call_id for tool_call, _ in client.permission_requests]
     assert asked == ["always", "rm", "compound", "and", "newline", "substitution", "forked", "loaded"]
     labels = [option.name for option in client.permission_requests[0][1]]
-    assert labels == ["Allow", "Always allow `echo hi`", "Reject"]
+    assert labels == ["Allow", "Always allow `echo hi`", "Run outside the sandbox", "Reject"]
     assert (first / "x").is_dir() and not (first / "X").exists()
 
 

@@ -156,7 +156,8 @@ async def test_run_command_in_an_embedded_terminal(tmp_path, work):
     assert done.status == "completed" and [c.terminal_id for c in done.content] == [terminal_id]
     assert done.raw_output == {"exit_code": 3, "timed_out": False}
     assert results(model)["run"] == "hello\noops\n\nExit code 3."
-    assert asked(client) == [f"`{command}`"]
+    unsandboxed = "outside the sandbox: it runs in the editor's terminal, which crow does not sandbox yet"
+    assert asked(client) == [f"`{command}` ({unsandboxed})"]
 
 
 @pytest.mark.anyio

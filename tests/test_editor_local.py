@@ -81,12 +81,13 @@ async def test_local_command_output_exit_code_and_cwd(tmp_path, work):
     done = final(client, "run")
     assert done.status == "completed" and done.raw_output == {"exit_code": 4, "timed_out": False}
     assert "Exit code 4." in done.content[0].content.text
-    assert asked(client) == ["`pwd; echo err >&2; exit 4`"]
+    assert asked(client) == ["`pwd; echo err >&2; exit 4` (sandboxed: the workspace writable, no network)"]
 
 
 @pytest.mark.anyio
 async def test_local_timeout_kills_the_whole_process_group(tmp_path, work):
-    command = "sleep 300 & echo $! > child.pid; echo started; wait"
+    mark = f"300.{os.getpid()}{time.monotonic_ns() % 10**6}"  # the child's pid is its sandbox's: find it by this
+    command = f"sleep {mark} & echo started; wait"
     calls = [ToolCall("run_command", {"command": command, "timeout": 1}, id="slow")]
     begun = time.monotonic()
     client, model = await drive(RecordingClient(), tmp_path, work, calls)
@@ -94,7 +95,7 @@ async def test_local_timeout_kills_the_whole_process_group(tmp_path, work):
     text = results(model)["slow"]
     assert text == "started\n\nTimed out after 1 s; the command was killed."
     assert final(client, "slow").status == "failed"
-    assert not _alive(int((work / "child.pid").read_text()))  # the background child died too
+    assert not [pid for pid in _running(mark) if _alive(pid)]  # the background child died too
 
 
 @pytest.mark.anyio
@@ -106,6 +107,18 @@ async def test_local_output_is_truncated_with_a_marker(tmp_path, work):
     assert len(text) < MAX_OUTPUT + 200
     assert text.startswith("HEAD") and text.endswith("TAIL\n\nExit code 0.")
     assert f"[... {200008 - MAX_OUTPUT} bytes truncated ...]" in text
+
+
+def _running(argument: str) -> list[int]:
+    """The host pids of the processes with this argument."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and argument.encode() in (proc / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid: int) -> bool:

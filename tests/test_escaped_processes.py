@@ -32,6 +32,13 @@ ESCAPE = (
 )
 
 
+def unsandboxed(tmp_path: Path, base_url: str) -> dict[str, str]:
+    """The guard on its own, as for a command the user let out of the sandbox (test_sandbox.py has it inside)."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text("[sandbox]\nenabled = false\n")
+    return crow_env(tmp_path / "home", base_url)
+
+
 def pid_files_written(work: Path) -> bool:
     return all((work / name).exists() and (work / name).read_text().endswith("\n") for name in NAMES)
 
@@ -77,7 +84,7 @@ async def test_when_the_command_ends(tmp_path):
     ]
     try:
         with ScriptedModel(script, default=Reply(text="done")) as model:
-            async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:
+            async with raw_crow(unsandboxed(tmp_path, model.base_url)) as crow:
                 _, prompt_id, pids = await started(crow, work, [ECHO])
                 (work / "go").touch()
                 answer = await crow.answer(prompt_id)
@@ -97,7 +104,7 @@ async def test_when_the_command_times_out(tmp_path):
     work.mkdir()
     # 3 s: long enough for the command to start its escapees first on a loaded machine (it says "started")
     with ScriptedModel([run(ESCAPE + "sleep 300", timeout=3)], default=Reply(text="done")) as model:
-        async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:
+        async with raw_crow(unsandboxed(tmp_path, model.base_url)) as crow:
             _, prompt_id, pids = await started(crow, work)
             answer = await crow.answer(prompt_id)
             assert answer["result"]["stopReason"] == "end_turn"
@@ -110,7 +117,7 @@ async def test_when_the_call_is_cancelled(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     with ScriptedModel([run(ESCAPE + "sleep 300")], default=Reply(text="done")) as model:
-        async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:
+        async with raw_crow(unsandboxed(tmp_path, model.base_url)) as crow:
             session_id, prompt_id, pids = await started(crow, work)
             await crow.notify("session/cancel", {"sessionId": session_id})
             answer = await crow.answer(prompt_id)
@@ -123,7 +130,7 @@ async def test_when_crow_is_stopped(tmp_path, how):
     work = tmp_path / "work"
     work.mkdir()
     with ScriptedModel([run(ESCAPE + "sleep 300")], default=Reply(text="done")) as model:
-        async with raw_crow(crow_env(tmp_path / "home", model.base_url)) as crow:
+        async with raw_crow(unsandboxed(tmp_path, model.base_url)) as crow:
             _, _, pids = await started(crow, work)
             crow.signal(getattr(signal, how))
             status = await crow.drain_to_exit()
@@ -137,6 +144,7 @@ async def test_the_guard_reports_the_commands_own_status(tmp_path):
     work.mkdir()
     commands = {"exit": "exit 7", "term": "kill -TERM $$", "kill": "kill -KILL $$"}
     calls = [ToolCall("run_command", {"command": command}, id=name) for name, command in commands.items()]
+    unsandboxed(tmp_path, "")  # inside the sandbox, bwrap (the namespace's init) reports a signal as 128 + n
     _, model = await drive(RecordingClient(), tmp_path, work, calls)
     got = results(model)
     assert got["exit"] == "(no output)\n\nExit code 7."

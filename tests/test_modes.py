@@ -74,7 +74,7 @@ async def test_modes_over_stdio(crow_home, tmp_path):
                 sid = created.session_id
                 mode = option(created.config_options, "mode")
                 assert (mode.category, mode.current_value) == ("mode", "plan")
-                assert [o.value for o in mode.options] == ["ask", "accept_edits", "plan", "full_access"]
+                assert [o.value for o in mode.options] == ["ask", "accept_edits", "auto", "plan", "full_access"]
                 assert created.modes.current_mode_id == "plan"
                 assert (await conn.prompt(session_id=sid, prompt=[text("plan it")])).stop_reason == "end_turn"
 

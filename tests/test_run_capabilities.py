@@ -37,4 +37,4 @@ async def test_crow_run_advertises_no_fs_or_terminal_and_crow_works_locally(crow
     assert offered["terminal"] is False
     assert (work / "note.txt").read_text() == "local\n"  # written by crow itself
     results = {m["tool_call_id"]: m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"}
-    assert "command_guard.py" in results["run"]  # the shell's parent: crow's local guard
+    assert "bwrap" in results["run"]  # the shell's parent: the sandbox crow runs every local command in

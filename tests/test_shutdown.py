@@ -70,6 +70,7 @@ async def test_mid_stream(crow_home, tmp_path, how):
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "stdin closed"])
 async def test_mid_tool(crow_home, tmp_path, how):
+    (crow_home / "config.toml").write_text("[sandbox]\nenabled = false\n")  # host pids: the guard on its own
     pids = tmp_path / "pids"
     command = f"sleep 301 & echo $! >> {pids}; echo $$ >> {pids}; sleep 300"
     calls = [

@@ -60,7 +60,7 @@ def test_the_typescript_sdk_sees_and_sets_the_config_options(crow_home, tmp_path
         "values": ["low", "medium", "high"],
     }
     assert created["mode"]["category"] == "mode" and created["mode"]["current"] == "ask"
-    assert set(created["mode"]["values"]) == {"ask", "accept_edits", "plan", "full_access"}
+    assert set(created["mode"]["values"]) == {"ask", "accept_edits", "auto", "plan", "full_access"}
     assert seen["created"]["modes"]["currentModeId"] == "ask"
 
     assert seen["thought"]["thought_level"]["current"] == "high"

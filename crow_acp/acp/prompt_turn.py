@@ -121,7 +121,7 @@ class TurnRunner:
         return Turn(
             session,
             self._callbacks(),
-            Permissions(self.config.permissions),
+            Permissions(self.config.permissions, self.config.sandbox, self.config.home),
             max_steps=self.config.max_steps,
             tool_timeout=self.config.timeouts.mcp_call + 5,
             limits=self.config.limits,

@@ -112,7 +112,7 @@ class PermissionConfig(Section):
     """Policy for tools not marked read-only: ask, allow or deny."""
     tools: dict[str, Policy] = Field(default_factory=dict)
     """Per-tool overrides; keys are tool names or fnmatch patterns such as "time__*"."""
-    default_mode: Literal["ask", "accept_edits", "plan", "full_access"] = "ask"
+    default_mode: Literal["ask", "accept_edits", "auto", "plan", "full_access"] = "ask"
     """The permission mode of a new session (the editor's mode picker or /mode changes it per session)."""
     timeout: float = Field(default=600.0, gt=0)
     """Seconds to wait for the editor's answer to a permission request; then the call is refused."""
@@ -123,6 +123,25 @@ class PermissionConfig(Section):
     @classmethod
     def _check_protected(cls, value: list[str]) -> list[str]:
         return [check_pattern(pattern) for pattern in value]
+
+
+class SandboxConfig(Section):
+    """How crow's local commands are confined (bubblewrap; see docs/configuration.md)."""
+
+    enabled: bool = True
+    """Run local commands in the sandbox where bubblewrap works; false runs them as the user, after a question."""
+    network: bool = False
+    """Sandboxed commands reach the network; false leaves them only a loopback of their own."""
+    writable: list[str] = Field(default_factory=list)
+    """Paths writable besides the session's roots (~ expanded; ignored in plan mode's read-only sandbox)."""
+    hidden: list[str] = Field(default_factory=list)
+    """Paths made invisible besides crow's home and the usual secret stores in $HOME (~ expanded)."""
+    max_processes: int = Field(256, ge=1)
+    """Processes (and threads) one command may have at once."""
+    cpu_seconds: int = Field(300, ge=1)
+    """CPU seconds each process of a command may use."""
+    memory_mb: int = Field(4096, ge=16)
+    """Address space of each process of a command, in MiB."""
 
 
 class SessionsConfig(Section):
@@ -205,6 +224,8 @@ class Config(Section):
     """How sessions get their titles."""
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     """Which sessions stay in memory."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """How local commands are confined."""
     store: StoreConfig = Field(default_factory=StoreConfig)
     """Where sessions are kept."""
     max_steps: int = Field(50, ge=1)

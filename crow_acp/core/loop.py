@@ -201,6 +201,7 @@ async def _outcome(
     if gate.result is not None:
         return gate.call, gate.result, False
     context.write_targets = call.write_targets
+    context.sandbox = call.sandbox
     await session.emit(ToolCallRunning(session.id, call.id))
     limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:

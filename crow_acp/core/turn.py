@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import CrowCallbacks, Tool
+from ..api import CrowCallbacks, Sandbox, Tool
 from ..config import LimitsConfig
 from ..events import ToolResult, ToolView, Usage
 from ..util.text import clean_value
@@ -43,6 +43,8 @@ class PendingCall:
     """Images the tool returned, shown to a vision model after all of the reply's results."""
     write_targets: frozenset[str] | None = None
     """The real paths of the call's edits, as the permission policy resolved and checked them."""
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    """How a local command of the call runs, as the permission policy decided it."""
 
     @property
     def arguments(self) -> str:

@@ -57,12 +57,14 @@ class Guarded:
                 self.process.stdin.close()
 
 
-async def start(*command: str, cwd: str, env: dict[str, str]) -> Guarded:
-    """Start a command below its guard; its output (stdout and stderr) is the guard's stdout pipe."""
+async def start(*command: str, cwd: str, env: dict[str, str], pass_fds: list[int] | None = None) -> Guarded:
+    """Start a command below its guard; its output (stdout and stderr) is the guard's stdout pipe.
+    `pass_fds` stay open (and inheritable) in the guard and so in the command (bwrap's bound roots)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-I", "-S", GUARD, str(os.getpid()), *command, cwd=cwd, env=env,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,  # a Ctrl-C to crow's terminal group must not take the guard first
+        pass_fds=pass_fds or (),
     )  # fmt: skip
     return Guarded(process)
 

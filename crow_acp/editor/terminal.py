@@ -18,12 +18,13 @@ import anyio
 from acp import RequestError, text_block, tool_content, tool_terminal_ref
 from acp.schema import EnvVariable
 
-from ..api import ToolContext
+from ..api import Sandbox, ToolContext
 from ..events import ToolResult
 from ..tools import FunctionTool
 from ..util.secrets import child_env, key_names
 from .common import MAX_OUTPUT, client_can, guarded, int_arg, off_loop, truncate
 from .paths import ToolError, Workspace
+from .processes import Guarded
 from .processes import start as start_guarded
 
 log = logging.getLogger(__name__)
@@ -132,8 +133,34 @@ async def show_live(capture: Capture, context: ToolContext) -> None:
             )
 
 
-async def locally(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
-    guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
+async def locally(command: str, cwd: str, timeout: float, context: ToolContext, ws: Workspace) -> ToolResult:
+    sandbox = context.sandbox
+    if sandbox.level == "off":
+        guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
+        return await _finish(guarded_process, timeout, context, sandbox)
+    from . import pids_cgroup
+    from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
+
+    if why := await anyio.to_thread.run_sync(unavailable):
+        raise ToolError(f"The command cannot be sandboxed here: {why}. It was not run.")
+    roots = ws.confined.real_roots  # resolved once, when the session's tools were made
+    with opened(writable_dirs(sandbox, roots)) as binds:
+        readable = list(roots) if sandbox.level == "read_only" else []
+        argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
+        cgroup = pids_cgroup.create(sandbox.max_processes) if pids_cgroup.needed() else None
+        fds = [fd for fd, _ in binds]
+        env = child_env(explicit=QUIET_ENV)
+        guarded_process = await start_guarded(
+            *(pids_cgroup.wrap(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
+        )
+    try:
+        return await _finish(guarded_process, timeout, context, sandbox)
+    finally:
+        if cgroup:
+            await anyio.to_thread.run_sync(pids_cgroup.remove, cgroup)
+
+
+async def _finish(guarded_process: Guarded, timeout: float, context: ToolContext, sandbox: Sandbox) -> ToolResult:
     process = guarded_process.process
     assert process.stdout is not None  # a pipe
     capture = Capture()
@@ -155,15 +182,27 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext) 
     code = process.returncode
     signal_name = signal.Signals(-code).name if code is not None and code < 0 and timed_out is None else None
     text = outcome(capture.text(), code, signal_name, timed_out)
+    if code != 0 and (note := _blame(capture.text(), sandbox)):
+        text = f"{text}\n{note}"
     shown = [tool_content(text_block(f"```\n{text}\n```"))]
     raw = {"exit_code": code if code is not None and code >= 0 else None, "timed_out": timed_out is not None}
     return ToolResult(text, is_error=timed_out is not None, content=shown, raw_output=raw)
 
 
+def _blame(output: str, sandbox: Sandbox) -> str | None:
+    if sandbox.level == "off":
+        return None
+    from .sandbox import blame
+
+    return blame(output, sandbox)
+
+
 RUN_DOC = (
     f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
     f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
-    f"long output is cut in the middle. Do not start interactive programs."
+    f"long output is cut in the middle. Do not start interactive programs. Commands run in a sandbox: "
+    f"only the workspace is writable, secrets are hidden, and there is no network; `sandbox` asks the user "
+    f'for more ("network", or "off" to run outside it) when a command needs it.'
 )
 RUN_SCHEMA = {
     "type": "object",
@@ -171,6 +210,12 @@ RUN_SCHEMA = {
         "command": {"type": "string", "description": "The shell command line."},
         "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory."},
         "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "default": DEFAULT_TIMEOUT},
+        "sandbox": {
+            "type": "string",
+            "enum": ["on", "network", "off"],
+            "default": "on",
+            "description": "Ask for more than the sandbox: network on, or outside it (the user decides).",
+        },
     },
     "required": ["command"],
 }
@@ -188,7 +233,7 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
         timeout = int_arg(args, "timeout", DEFAULT_TIMEOUT, high=MAX_TIMEOUT)
         if client_can(context, "terminal"):
             return await in_terminal(command, cwd, timeout, context)
-        return await locally(command, cwd, timeout, context)
+        return await locally(command, cwd, timeout, context, ws)
 
     @guarded
     async def check_cwd(args: dict[str, Any], context: ToolContext) -> None:
@@ -198,5 +243,5 @@ def terminal_tools(ws: Workspace) -> list[FunctionTool]:
         FunctionTool("run_command", RUN_DOC, RUN_SCHEMA, run_command, kind="execute",
                      title=lambda args: f"`{args.get('command', '')}`",
                      timeout=MAX_TIMEOUT + 30,  # the command's own timeout governs; this only backstops it
-                     previewer=check_cwd),
+                     previewer=check_cwd, sandboxed=True),
     ]  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..events import PlanEntry, ToolKind, ToolResult, ToolStatus, ToolView, Usage
 from ..history import StoredMessage
@@ -141,6 +141,29 @@ class SlashCommand:
     hint: str | None = None
 
 
+@dataclass(frozen=True)
+class Sandbox:
+    """How a local command runs, as the permission policy decided it (crow_acp/editor/sandbox.py builds it)."""
+
+    level: Literal["workspace", "read_only", "off"] = "workspace"
+    """workspace: the roots and `writable` are writable; read_only: nothing is; off: no sandbox (the user chose it)."""
+    network: bool = False
+    writable: tuple[str, ...] = ()
+    """Paths writable besides the roots."""
+    hidden: tuple[str, ...] = ()
+    """Paths made invisible besides crow's home and the usual secret stores, which always are."""
+    max_processes: int = 256
+    cpu_seconds: int = 300
+    memory_mb: int = 4096
+
+    def describe(self) -> str:
+        """What the permission question and the mode say about it."""
+        if self.level == "off":
+            return "outside the sandbox"
+        writes = "the workspace writable" if self.level == "workspace" else "read-only"
+        return f"sandboxed: {writes}, {'with' if self.network else 'no'} network"
+
+
 @dataclass
 class ToolContext:
     """What a running tool may use: the session view, and the editor client when one is attached."""
@@ -153,6 +176,8 @@ class ToolContext:
     write_targets: frozenset[str] | None = None
     """The real paths the permission policy checked for this call's edits: a write tool writes only
     those, so a symlink swapped in after the check cannot send it elsewhere (None: nothing checked)."""
+    sandbox: Sandbox = Sandbox()
+    """How a local command of this call runs; unless the permission policy decided otherwise, sandboxed."""
 
 
 class Tool(Protocol):

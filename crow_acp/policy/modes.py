@@ -1,13 +1,18 @@
-"""Permission modes: ask, accept edits, plan, full access (Zed's mode picker).
+"""Permission modes: ask, accept edits, auto, plan, full access (Zed's mode picker).
 
 The mode is persisted per session (`session.data["mode"]`), starts at `[permissions] default_mode`,
 and is enforced by the permission policy (permissions.py), the last before_tool step:
 
-    ask           every tool not marked read-only asks (config rules apply)
+    ask           every tool not marked read-only asks (config rules apply); a command's question
+                  says it is sandboxed and also offers to run it outside the sandbox
     accept_edits  edits whose every location lies inside the session's roots run without asking
-    plan          no writes, edits, deletes, moves or commands at all, whatever the tool claims;
-                  the model is told it is planning
-    full_access   nothing asks; deny rules from config still hold
+    auto          those edits, and commands in the sandbox, run without asking; a command that asks
+                  for the network or to leave the sandbox asks (sandboxing.py)
+    plan          no writes, edits, deletes, moves at all, whatever the tool claims; commands run
+                  in a read-only sandbox without network; the model is told it is planning
+    full_access   nothing asks and commands run outside the sandbox; deny rules from config still hold
+
+Where the sandbox cannot run, auto and plan ask for every command, as ask does.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
     from ..core.session import Session
     from ..events import ToolView
 
-Mode = Literal["ask", "accept_edits", "plan", "full_access"]
+Mode = Literal["ask", "accept_edits", "auto", "plan", "full_access"]
 MODE_IDS: tuple[Mode, ...] = get_args(Mode)
 CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
 
@@ -40,13 +45,19 @@ class ModeInfo:
 MODES = (
     ModeInfo("ask", "Ask", "Ask before any tool that is not read-only"),
     ModeInfo("accept_edits", "Accept edits", "Edit files in the workspace without asking; commands still ask"),
-    ModeInfo("plan", "Plan", "Read and plan only: no edits, writes or commands"),
-    ModeInfo("full_access", "Full access", "Run every tool without asking (config deny rules still hold)"),
+    ModeInfo(
+        "auto", "Auto", "Sandboxed commands and edits in the workspace run without asking; leaving the sandbox asks"
+    ),
+    ModeInfo("plan", "Plan", "Read and plan only: no edits or writes; commands run in a read-only sandbox"),
+    ModeInfo(
+        "full_access", "Full access", "Run every tool without asking, commands outside the sandbox (deny rules hold)"
+    ),
 )
 
 PLANNING_NOTE = (
     "You are in plan mode. Research with read-only tools and write a plan for the user to approve. "
-    "Do not edit, write, move or delete files and do not run commands: such calls are refused."
+    "Do not edit, write, move or delete files: such calls are refused. You may run commands to explore "
+    "(run_command): they run in a read-only sandbox without network, so commands that write fail."
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -29,11 +30,12 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from ..config import PermissionConfig, Policy
+from ..config import PermissionConfig, Policy, SandboxConfig, crow_home
 from ..config.protected import ProtectedPaths
 from ..events import ToolView
 from .modes import Mode, current_mode, edit_inside_roots, plan_refusal
 from .remembered import always_label, command_of, is_remembered, remember
+from .sandboxing import OUTSIDE, SandboxPolicy, is_sandboxed
 from .write_targets import protected_write
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ log = logging.getLogger(__name__)
 
 ALLOW = PermissionOption(option_id="allow_once", name="Allow", kind="allow_once")
 REJECT = PermissionOption(option_id="reject_once", name="Reject", kind="reject_once")
+OUTSIDE_ONCE = PermissionOption(option_id="allow_unsandboxed", name="Run outside the sandbox", kind="allow_once")
 NOT_RUN = "The call was not run."
 
 
@@ -56,19 +59,24 @@ def policy_for(config: PermissionConfig, tool: Tool) -> Policy:
     return "allow" if tool.read_only else config.default
 
 
-def options(command: str | None, protected: str | None) -> list[PermissionOption]:
-    """Allow, Always allow (naming what it remembers; never for a protected path), Reject."""
-    if protected:
+def options(command: str | None, once_only: bool, sandboxed: bool = False) -> list[PermissionOption]:
+    """Allow, Always allow (naming what it remembers; not for a protected path or a command leaving the
+    sandbox), for a sandboxed command separately Run outside the sandbox, Reject."""
+    if once_only:
         return [ALLOW, REJECT]
-    return [ALLOW, PermissionOption(option_id="allow_always", name=always_label(command), kind="allow_always"), REJECT]
+    always = PermissionOption(option_id="allow_always", name=always_label(command), kind="allow_always")
+    return [ALLOW, always, OUTSIDE_ONCE, REJECT] if sandboxed else [ALLOW, always, REJECT]
 
 
 class Permissions:
     """The loop's permission gate: returns None to run the call, or why it may not run."""
 
-    def __init__(self, config: PermissionConfig) -> None:
+    def __init__(
+        self, config: PermissionConfig, sandbox: SandboxConfig | None = None, home: Path | None = None
+    ) -> None:
         self.config = config
         self.protected = ProtectedPaths.of(config.protected)
+        self.sandbox = SandboxPolicy(sandbox or SandboxConfig(), home or crow_home())
 
     async def __call__(
         self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None
@@ -77,23 +85,34 @@ class Permissions:
         if policy == "deny":
             return f"The tool {tool.name!r} is denied by the permission policy."
         mode, view = current_mode(session, self.config.default_mode), call.view or ToolView(tool.name)
-        if mode == "plan" and (refusal := plan_refusal(tool, view)):
-            return refusal
+        escalates, unusable = False, None
+        if is_sandboxed(tool):
+            unusable = await self.sandbox.unusable(session)
+            call.sandbox = self.sandbox.wanted(call.args or {}) if unusable is None else OUTSIDE
+            escalates = self.sandbox.escalates(call.sandbox)
+            if mode == "plan" and not escalates:
+                call.sandbox = self.sandbox.read_only()
+                return None  # plan mode explores with commands that can change nothing
+        if mode == "plan" and unusable is None and (refusal := plan_refusal(tool, view)):
+            return refusal  # without a sandbox, plan mode asks for a command as ask mode does
         protected = await protected_write(self.protected, session, call, view)
         if mode == "full_access":
+            call.sandbox = OUTSIDE
             return None
         command = command_of(view, call.args or {})
-        if not protected and (policy == "allow" or is_remembered(session, tool, command)):
+        if not protected and not escalates and (policy == "allow" or is_remembered(session, tool, command)):
             return None
-        if (
-            not protected
-            and mode == "accept_edits"
-            and edit_inside_roots(view, [session.cwd, *session.additional_directories])
-        ):
+        roots = [session.cwd, *session.additional_directories]
+        if not protected and mode in ("accept_edits", "auto") and edit_inside_roots(view, roots):
             return None
+        if mode == "auto" and is_sandboxed(tool) and not escalates:
+            return None  # inside the sandbox: nothing it can do needs a question
         if session.client is None:
             return f"The tool {tool.name!r} needs permission, and no editor is attached to ask."
-        return await self._ask(session, call, tool, preview, Asked(mode, command, protected))
+        sandbox = None
+        if is_sandboxed(tool):
+            sandbox = f"outside the sandbox: {unusable}" if unusable else call.sandbox.describe()
+        return await self._ask(session, call, tool, preview, Asked(mode, command, protected, sandbox, not escalates))
 
     async def _ask(
         self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None, asked: Asked
@@ -101,13 +120,14 @@ class Permissions:
         view = call.view or ToolView(tool.name)
         update = ToolCallUpdate(
             tool_call_id=call.id,
-            title=f"{view.title} (protected path: {asked.protected})" if asked.protected else view.title,
+            title=_title(view.title, asked),
             kind=view.kind,
             status="pending",
             raw_input=call.shown_args,  # after any before_tool rewrite: what would really run
             content=preview.content if preview else None,  # e.g. the diff an edit would make
         )
-        offered = options(asked.command, asked.protected)
+        once_only = bool(asked.protected) or (asked.sandbox is not None and not asked.may_leave)
+        offered = options(asked.command, once_only, asked.may_leave)
         try:
             with anyio.fail_after(self.config.timeout):
                 response = await session.client.request_permission(
@@ -126,6 +146,8 @@ class Permissions:
             return _after_mode_change(now, tool, view)
         if chosen.kind == "allow_always":
             remember(session, tool, asked.command)
+        if chosen is OUTSIDE_ONCE:
+            call.sandbox = OUTSIDE  # only this explicit answer runs a sandboxed command outside it
         return None
 
 
@@ -136,6 +158,16 @@ class Asked:
     mode: Mode
     command: str | None
     protected: str | None
+    sandbox: str | None = None
+    """How a command would run (sandboxed, or outside the sandbox and why), for the question."""
+    may_leave: bool = False
+    """A sandboxed command: the question also offers to run it outside the sandbox."""
+
+
+def _title(title: str, asked: Asked) -> str:
+    notes = [f"protected path: {asked.protected}" if asked.protected else None, asked.sandbox]
+    shown = "; ".join(note for note in notes if note)
+    return f"{title} ({shown})" if shown else title
 
 
 def _after_mode_change(mode: Mode, tool: Tool, view: ToolView) -> str | None:

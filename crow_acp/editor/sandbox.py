@@ -1,0 +1,138 @@
+"""Local commands in a bubblewrap sandbox: what they may see, write and reach, and how much they may use.
+
+    bwrap --ro-bind / /  --dev /dev --proc /proc --tmpfs /tmp     the host, read-only; a private /tmp
+          --bind-fd N ROOT ...                                      the roots crow opened once, writable
+          --tmpfs ~/.ssh ... --ro-bind /dev/null ~/.netrc ...       crow's home and secret stores: empty
+          --unshare-pid --die-with-parent [--unshare-net]          its own PID namespace; no network
+          -- bash -c 'ulimit -u N -t S -v KB && exec bash -c "$1"'  the limits, then the command
+
+The roots are the real paths the workspace resolved once (Confined.real_roots), opened here and bound
+by descriptor: a symlink swapped in after the check cannot redirect the writable mount. Hidden paths
+are hidden at their real location, after the roots are bound, so a root that holds $HOME does not
+show its ~/.ssh. When the namespace's first process dies, the kernel kills every process in it: a
+`setsid` or double-forked child cannot outlive the command (the guard kills bwrap, bwrap's child
+dies with it, and the namespace with that).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..api import Sandbox
+from ..config import crow_home
+
+SECRET_STORES = (".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube")
+"""Below $HOME: never visible to a sandboxed command (the [sandbox] hidden list adds to them)."""
+PRIVATE_TMP = "/tmp"
+PROBE_TIMEOUT = 10.0
+NAMESPACE_FIX = (
+    "allow unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "
+    "`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap (Ubuntu), "
+    "`sysctl -w user.max_user_namespaces=15000` (others)"
+)
+MISSING = "bubblewrap (bwrap) is not installed: install the `bubblewrap` package (Debian: apt-get install bubblewrap)"
+
+_probed: dict[str, str | None] = {}
+"""bwrap path -> why it cannot sandbox here (None: it can); one probe per path and process."""
+
+
+def unavailable() -> str | None:
+    """Why commands cannot be sandboxed on this machine, with the fix; None when they can. Blocks."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return MISSING
+    if path not in _probed:
+        _probed[path] = _probe(path)
+    return _probed[path]
+
+
+def _probe(path: str) -> str | None:
+    probe = [path, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--unshare-net"]
+    try:
+        done = subprocess.run([*probe, "--", "true"], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap ({path}) does not run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return f"bubblewrap cannot create its namespaces ({said[-1] if said else done.returncode}): {NAMESPACE_FIX}"
+
+
+def hidden_paths(sandbox: Sandbox) -> list[str]:
+    """The real paths to hide: crow's home, the secret stores below $HOME, and the configured ones."""
+    home = os.path.expanduser("~")
+    listed = [str(crow_home()), *(os.path.join(home, store) for store in SECRET_STORES), *sandbox.hidden]
+    return list(dict.fromkeys(os.path.realpath(os.path.expanduser(path)) for path in listed))
+
+
+@contextmanager
+def opened(paths: list[str]) -> Iterator[list[tuple[int, str]]]:
+    """Each directory opened once (O_PATH), with the path it is mounted at; closed after the command starts."""
+    fds: list[tuple[int, str]] = []
+    try:
+        for path in dict.fromkeys(paths):
+            fds.append((os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), path))
+        yield fds
+    finally:
+        for fd, _ in fds:
+            os.close(fd)
+
+
+def writable_dirs(sandbox: Sandbox, roots: tuple[str, ...]) -> list[str]:
+    """The real directories a command may write: none in a read-only sandbox; those that exist."""
+    if sandbox.level != "workspace":
+        return []
+    extra = [os.path.realpath(os.path.expanduser(path)) for path in sandbox.writable]
+    return [path for path in [*roots, *extra] if os.path.isdir(path)]
+
+
+def bwrap_argv(
+    bwrap: str, sandbox: Sandbox, shell: str, command: str, cwd: str, binds: list[tuple[int, str]], readable: list[str]
+) -> list[str]:
+    """The whole command line: bwrap, its mounts and namespaces, the limits, then the shell and command.
+    `binds` are the writable roots (descriptor, mount point); `readable` the roots a read-only sandbox
+    shows again over the private /tmp."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    if not sandbox.network:
+        argv.append("--unshare-net")
+    for root in readable:
+        argv += ["--ro-bind", root, root]
+    for fd, path in binds:
+        argv += ["--bind-fd", str(fd), path]
+    for path in hidden_paths(sandbox):
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
+        elif os.path.lexists(path):
+            argv += ["--ro-bind", os.devnull, path]
+    argv += ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
+    limits = f"ulimit -u {sandbox.max_processes} -t {sandbox.cpu_seconds} -v {sandbox.memory_mb * 1024}"
+    return [*argv, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
+
+
+BLAMED = {
+    "Read-only file system": "a write outside the writable roots was refused (read-only file system)",
+    "Permission denied": "an access was refused (the sandbox may hide or protect that path)",
+    "Could not resolve host": "a host name did not resolve: the sandbox has no network",
+    "Temporary failure in name resolution": "a host name did not resolve: the sandbox has no network",
+    "Network is unreachable": "the network is unreachable: the sandbox has no network",
+    "Name or service not known": "a host name did not resolve: the sandbox has no network",
+}
+
+
+def blame(output: str, sandbox: Sandbox) -> str | None:
+    """A note for the model when a failed command's output shows the sandbox's hand, naming the way out."""
+    reasons = [
+        why for sign, why in BLAMED.items() if sign in output and (sandbox.network is False or "network" not in why)
+    ]
+    if sandbox.level == "off" or not reasons:
+        return None
+    ways = 'call run_command again with `"sandbox": "network"` (network on) or `"sandbox": "off"` (outside it)'
+    return (
+        f"Note: this command ran {sandbox.describe()}; {'; '.join(dict.fromkeys(reasons))}. "
+        f"If it needs more, {ways}: the user is asked."
+    )
