@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -253,3 +254,27 @@ async def prompt_until_killed(conn: Any, proc: Any, client: RecordingClient, sid
         proc.kill()
         await proc.wait()
         group.cancel_scope.cancel()
+
+
+def git(cwd: Path, *args: str) -> None:
+    """Run git in `cwd` as a test user, never running the repository's fsmonitor."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+def running(argument: str) -> list[int]:
+    """The host pids of the processes with this argument."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and argument.encode() in (proc / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found

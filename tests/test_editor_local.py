@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from editor_support import EditorClient, asked, drive, final, results, started
-from helpers import RecordingClient
+from helpers import RecordingClient, running
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.testing import ToolCall
@@ -95,7 +95,7 @@ async def test_local_timeout_kills_the_whole_process_group(tmp_path, work):
     text = results(model)["slow"]
     assert text == "started\n\nTimed out after 1 s; the command was killed."
     assert final(client, "slow").status == "failed"
-    assert not [pid for pid in _running(mark) if _alive(pid)]  # the background child died too
+    assert not [pid for pid in running(mark) if _alive(pid)]  # the background child died too
 
 
 @pytest.mark.anyio
@@ -107,18 +107,6 @@ async def test_local_output_is_truncated_with_a_marker(tmp_path, work):
     assert len(text) < MAX_OUTPUT + 200
     assert text.startswith("HEAD") and text.endswith("TAIL\n\nExit code 0.")
     assert f"[... {200008 - MAX_OUTPUT} bytes truncated ...]" in text
-
-
-def _running(argument: str) -> list[int]:
-    """The host pids of the processes with this argument."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and argument.encode() in (proc / "cmdline").read_bytes().split(b"\0"):
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
 
 
 def _alive(pid: int) -> bool:

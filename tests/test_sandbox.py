@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 from editor_support import results
-from helpers import RecordingClient, crow_env, text
+from helpers import RecordingClient, crow_env, running, text
 from hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -111,7 +111,7 @@ async def test_nothing_outlives_the_timeout_even_setsid_and_forked(tmp_path):
     command = f"setsid sleep {mark} & (setsid nohup sleep {mark} &); sleep {mark} & echo started; wait"
     _, model = await drive(home, [run(command, "slow", timeout=2)], mode="auto")
     assert told(model)["slow"] == "started\n\nTimed out after 2 s; the command was killed."
-    assert _running(mark) == []
+    assert running(mark) == []
 
 
 async def test_a_fork_bomb_and_a_memory_hog_stop_at_their_limits(tmp_path):
@@ -182,14 +182,3 @@ async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
         done = await anyio.run_process(crow_command("check"), env=env, cwd=str(home.work), check=False)
     out = done.stdout.decode()
     assert "sandbox" in out and "apt-get install bubblewrap" in out
-
-
-def _running(argument: str) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and argument.encode() in (proc / "cmdline").read_bytes().split(b"\0"):
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found

@@ -4,28 +4,15 @@ clean filter that `.gitattributes` selects, or sits in a bare repository planted
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text
+from helpers import RecordingClient, crow_env, git, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")]
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
 def clone_like(repo: Path) -> None:
