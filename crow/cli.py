@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import HELP as EXIT_HELP
-from crow.exits import INTERRUPTED, SETUP, USAGE, Exit
+from crow.exits import INTERRUPTED, SETUP, USAGE, Exit, die_by_sigpipe
 from crow.startup import env_warnings, load, version
 
 ENVIRONMENT_HELP = """\
@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(stop.status)
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (`crow sessions | head -1`): end as `cat` does, by SIGPIPE
+        die_by_sigpipe()
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 from crow_acp.errors import CrowError
 
 OK = 0
@@ -24,7 +27,8 @@ exit statuses:
   2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown session id
   3    crow could not start: config.toml error, no model key, an --agent that does not load
   4    the turn stopped early: max_turn_requests, refusal, or cancelled
-  130  interrupted with Ctrl-C"""
+  130  interrupted with Ctrl-C
+  141  the output's reader went away (`| head`): crow ends by SIGPIPE, as cat and git do"""
 
 
 class Exit(CrowError):
@@ -34,3 +38,16 @@ class Exit(CrowError):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def die_by(sig: int) -> None:
+    """End this process by `sig`, as its default action would: a parent sees the signal, a shell 128 + sig."""
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def die_by_sigpipe() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what Python still holds for stdout is flushed nowhere, not onto a closed pipe
+    os.close(devnull)
+    die_by(signal.SIGPIPE)

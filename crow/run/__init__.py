@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from typing import Any
 
-from crow.exits import FAILED, INTERRUPTED, Exit
+from crow.exits import FAILED, INTERRUPTED, Exit, die_by
 from crow.run.options import RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
@@ -41,36 +40,48 @@ def run_prompt(options: RunOptions) -> int:
     from crow_acp.server.stdio import configure_logging
 
     lines = OutputLines(options.verbose)
-    stopped_by: list[int] = []
-    with caught_output(lines) as screen:
+    stop = Stop()
+    status = INTERRUPTED
+    with caught_output(lines, lambda: stop(signal.SIGPIPE)) as screen:
         configure_logging(options.log_dir, stderr=options.verbose)  # stderr is caught: shown only with -v
         view = make_view(options, screen)
         lines.show = view.log
         try:
-            return asyncio.run(_main(options, view, lines, stopped_by))
+            status = asyncio.run(_main(options, view, lines, stop))
         except KeyboardInterrupt:
             view.interrupted()
             return INTERRUPTED
-        except asyncio.CancelledError:  # SIGTERM or SIGHUP: the turn is stopped; now end by that signal
-            if not stopped_by:
+        except asyncio.CancelledError:  # SIGTERM, SIGHUP or a closed pipe: the turn is stopped; now end by it
+            if stop.signal is None:
                 raise
-            view.interrupted()
+            if stop.signal != signal.SIGPIPE:  # a reader that went away is told nothing, as by `cat`
+                view.interrupted()
         finally:
             view.close()
-    _die_by(stopped_by[0])
-    return INTERRUPTED
+    if stop.signal is not None:  # the pipe may close at the last line, after the turn ended
+        die_by(stop.signal)
+    return status
 
 
-async def _main(options: RunOptions, view: Any, lines: OutputLines, stopped_by: list[int]) -> int:
+class Stop:
+    """The signal that stops the turn, as Ctrl-C does; crow run then ends by it, as a Unix tool would."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.task: asyncio.Task[Any] | None = None
+
+    def __call__(self, sig: int) -> None:
+        if self.signal is not None:
+            return
+        self.signal = sig
+        if self.task is not None and not self.task.done():
+            self.task.get_loop().call_soon_threadsafe(self.task.cancel)  # a view may write from the drain thread
+
+
+async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) -> int:
     loop = asyncio.get_running_loop()
     lines.loop = loop
-    main = asyncio.current_task()
-    assert main is not None
-
-    def stop(sig: int) -> None:
-        stopped_by.append(sig)
-        main.cancel()
-
+    stop.task = asyncio.current_task()
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:  # under nohup, a hang-up stays ignored
             loop.add_signal_handler(sig, stop, sig)
@@ -94,8 +105,3 @@ def _build_agent(options: RunOptions) -> Any:
         raise Exit(FAILED, f"the agent could not start: {exc}; see the log, {log_hint()}") from exc
     startup_gc.resume()
     return agent
-
-
-def _die_by(sig: int) -> None:
-    signal.signal(sig, signal.SIG_DFL)
-    os.kill(os.getpid(), sig)
