@@ -185,7 +185,7 @@ def run_terminal(args: argparse.Namespace) -> int:
     from crow.run import run_prompt
     from crow.run.options import RunOptions
 
-    warnings = env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
+    warnings = env_warnings() + config.warnings()
     options = RunOptions(
         prompt=prompt,
         cwd=cwd,
@@ -200,10 +200,3 @@ def run_terminal(args: argparse.Namespace) -> int:
         warnings=warnings,
     )
     return run_prompt(options)
-
-
-def _skill_warnings(home: Path, cwd: str) -> list[str]:
-    """Broken skills, once, before the run: the agent skips them silently (they are in the log)."""
-    from crow_skills.discover import discover, search_dirs
-
-    return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]

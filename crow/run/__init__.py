@@ -31,8 +31,8 @@ def make_view(options: RunOptions, screen: Screen):  # -> View
     if screen.out.isatty():
         from crow.run.live import LiveView
 
-        return LiveView(screen, approve=options.approve, verbose=options.verbose)
-    return PlainView(screen, approve=options.approve, raw=options.raw)
+        return LiveView(screen, approve=options.approve, verbose=options.verbose, cwd=options.cwd)
+    return PlainView(screen, approve=options.approve, raw=options.raw, cwd=options.cwd)
 
 
 def run_prompt(options: RunOptions) -> int:
