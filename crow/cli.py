@@ -18,11 +18,16 @@ from crow.startup import env_warnings, load, version
 
 ENVIRONMENT_HELP = """\
 environment:
-  OPENAI_API_KEY   the model key (a profile may read another variable: api_key_env)
-  OPENAI_BASE_URL  endpoint for profiles without their own base_url
-  CROW_MODEL       a profile name from [models], or a raw model id
-  CROW_HOME        crow's directory (default ~/.crow)
-  CROW_LOG_LEVEL   DEBUG, INFO (default), WARNING or ERROR
+  OPENAI_API_KEY     the model key (a profile may read another variable: api_key_env)
+  OPENAI_BASE_URL    endpoint for profiles without their own base_url
+  CROW_MODEL         a profile name from [models], or a raw model id
+  CROW_HOME          crow's directory (default ~/.crow)
+  CROW_DATABASE_URL  postgresql://... keeps sessions in PostgreSQL (over [store] url); unset: SQLite
+  CROW_SERVE_TOKEN   the token `crow serve` requires of clients (or --token-file)
+  CROW_HOST_ID       this host's name in session leases, for hosts that share a hostname (containers)
+  CROW_LOG_LEVEL     DEBUG, INFO (default), WARNING or ERROR
+  also read: SHELL (else COMSPEC), named in the system prompt; TIKTOKEN_CACHE_DIR (else
+  DATA_GYM_CACHE_DIR), where tiktoken's encodings are cached
 
 paths (under $CROW_HOME):
   config.toml      configuration          sessions.db   stored sessions
