@@ -14,7 +14,8 @@ FAILED = 1
 USAGE = 2
 """A mistake on the command line: bad arguments, an empty prompt, a missing --cwd, an unknown session id."""
 SETUP = 3
-"""crow could not start: config.toml is wrong, no model key, or the --agent does not load."""
+"""crow could not start: config.toml is wrong, no model key, the session store does not answer, or the --agent
+does not load."""
 STOPPED = 4
 """The turn stopped early: max_turn_requests, a refusal, or a cancel by the agent."""
 INTERRUPTED = 130
@@ -25,7 +26,7 @@ exit statuses:
   0    the turn ended normally (end_turn, max_tokens); `crow check`: nothing broken
   1    the turn failed (model endpoint or agent error); `crow check`: something is broken
   2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown session id
-  3    crow could not start: config.toml error, no model key, an --agent that does not load
+  3    crow could not start: config.toml error, no model key, a store that does not answer, a bad --agent
   4    the turn stopped early: max_turn_requests, refusal, or cancelled
   130  interrupted with Ctrl-C
   141  the output's reader went away (`| head`): crow ends by SIGPIPE, as cat and git do"""

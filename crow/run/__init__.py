@@ -14,7 +14,7 @@ import logging
 import signal
 from typing import Any
 
-from crow.exits import FAILED, INTERRUPTED, Exit, die_by
+from crow.exits import FAILED, INTERRUPTED, SETUP, Exit, die_by
 from crow.run.options import RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
@@ -85,10 +85,20 @@ async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) 
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:  # under nohup, a hang-up stays ignored
             loop.add_signal_handler(sig, stop, sig)
+    if options.agent is None:  # an --agent may bring its own store
+        await _check_store(options.config)
     agent = _build_agent(options)
     from crow.run.session import drive
 
     return await drive(options, view, agent)
+
+
+async def _check_store(config: Any) -> None:
+    """A store that does not answer stops crow before the agent starts: one line, status 3."""
+    from crow.startup import store_location, store_problem
+
+    if problem := await store_problem(config):
+        raise Exit(SETUP, f"the session store does not answer ({store_location(config)}): {problem}")
 
 
 def _build_agent(options: RunOptions) -> Any:

@@ -76,7 +76,10 @@ async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn:
 
 async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, served: HostedAgent) -> str:
     if not options.session:
-        response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
+        try:
+            response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
+        except RequestError as exc:  # the store failed after it answered crow's check, say
+            raise Exit(FAILED, f"cannot start a session: {_message(exc)}; see the log, {log_hint()}") from None
         return response.session_id
     client.replaying = True  # the history was seen already; only the new turn is shown
     try:
