@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import FAILED, OK
+from crow.startup import store_location, store_problem
 
 PROBE_TIMEOUT = 10.0
 
@@ -90,6 +91,7 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
         report.warn(warning)
     if agent:
         report.warn(f"--agent {agent}: its own models and servers are not checked, only the configuration's")
+    _store(report, config)
     tool_names = asyncio.run(_probe(report, config, cwd))
     _skills(report, home, cwd)
     _permissions(report, config, tool_names)
@@ -108,13 +110,22 @@ def _paths(report: Report, home: Path, config: Any, cwd: str) -> None:
     report.section("paths")
     report.item("home", str(home))
     report.item("config", str(home / "config.toml") + ("" if (home / "config.toml").exists() else " (absent)"))
-    report.item("database", str(home / "sessions.db"))
+    report.item("database", store_location(config) if config is not None else str(home / "sessions.db"))
     report.item("logs", str(home / "logs" / "crow.log"))
     for scope in search_dirs(Path(cwd), home=home):
         report.item("skills", f"{scope.path} ({scope.scope}{'' if scope.path.is_dir() else ', absent'})")
     template = config.prompt.system_path if config is not None else None
     own = home / "prompts" / "system.md"
     report.item("prompt", template or (str(own) if own.exists() else "the default template"))
+
+
+def _store(report: Report, config: Any) -> None:
+    report.section("session store")
+    problem = asyncio.run(store_problem(config))
+    if problem is None:
+        report.ok(f"{store_location(config)} answers")
+    else:
+        report.bad(f"{store_location(config)} does not answer: {problem}")
 
 
 async def _probe(report: Report, config: Any, cwd: str) -> list[str]:

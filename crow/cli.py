@@ -13,16 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import HELP as EXIT_HELP
-from crow.exits import INTERRUPTED, SETUP, USAGE, Exit
+from crow.exits import INTERRUPTED, SETUP, USAGE, Exit, die_by_sigpipe
 from crow.startup import env_warnings, load, version
 
 ENVIRONMENT_HELP = """\
 environment:
-  OPENAI_API_KEY   the model key (a profile may read another variable: api_key_env)
-  OPENAI_BASE_URL  endpoint for profiles without their own base_url
-  CROW_MODEL       a profile name from [models], or a raw model id
-  CROW_HOME        crow's directory (default ~/.crow)
-  CROW_LOG_LEVEL   DEBUG, INFO (default), WARNING or ERROR
+  OPENAI_API_KEY     the model key (a profile may read another variable: api_key_env)
+  OPENAI_BASE_URL    endpoint for profiles without their own base_url
+  CROW_MODEL         a profile name from [models], or a raw model id
+  CROW_HOME          crow's directory (default ~/.crow)
+  CROW_DATABASE_URL  postgresql://... keeps sessions in PostgreSQL (over [store] url); unset: SQLite
+  CROW_SERVE_TOKEN   the token `crow serve` requires of clients (or --token-file)
+  CROW_HOST_ID       this host's name in session leases, for hosts that share a hostname (containers)
+  CROW_LOG_LEVEL     DEBUG, INFO (default), WARNING or ERROR
+  also read: SHELL (else COMSPEC), named in the system prompt; TIKTOKEN_CACHE_DIR (else
+  DATA_GYM_CACHE_DIR), where tiktoken's encodings are cached
 
 paths (under $CROW_HOME):
   config.toml      configuration          sessions.db   stored sessions
@@ -97,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(stop.status)
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (`crow sessions | head -1`): end as `cat` does, by SIGPIPE
+        die_by_sigpipe()
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -183,7 +190,7 @@ def run_terminal(args: argparse.Namespace) -> int:
     from crow.run import run_prompt
     from crow.run.options import RunOptions
 
-    warnings = env_warnings() + config.warnings() + (_skill_warnings(config.home, cwd) if args.agent is None else [])
+    warnings = env_warnings() + config.warnings()
     options = RunOptions(
         prompt=prompt,
         cwd=cwd,
@@ -198,10 +205,3 @@ def run_terminal(args: argparse.Namespace) -> int:
         warnings=warnings,
     )
     return run_prompt(options)
-
-
-def _skill_warnings(home: Path, cwd: str) -> list[str]:
-    """Broken skills, once, before the run: the agent skips them silently (they are in the log)."""
-    from crow_skills.discover import discover, search_dirs
-
-    return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 from crow_acp.errors import CrowError
 
 OK = 0
@@ -11,7 +14,8 @@ FAILED = 1
 USAGE = 2
 """A mistake on the command line: bad arguments, an empty prompt, a missing --cwd, an unknown session id."""
 SETUP = 3
-"""crow could not start: config.toml is wrong, no model key, or the --agent does not load."""
+"""crow could not start: config.toml is wrong, no model key, the session store does not answer, or the --agent
+does not load."""
 STOPPED = 4
 """The turn stopped early: max_turn_requests, a refusal, or a cancel by the agent."""
 INTERRUPTED = 130
@@ -22,9 +26,10 @@ exit statuses:
   0    the turn ended normally (end_turn, max_tokens); `crow check`: nothing broken
   1    the turn failed (model endpoint or agent error); `crow check`: something is broken
   2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown session id
-  3    crow could not start: config.toml error, no model key, an --agent that does not load
+  3    crow could not start: config.toml error, no model key, a store that does not answer, a bad --agent
   4    the turn stopped early: max_turn_requests, refusal, or cancelled
-  130  interrupted with Ctrl-C"""
+  130  interrupted with Ctrl-C
+  141  the output's reader went away (`| head`): crow ends by SIGPIPE, as cat and git do"""
 
 
 class Exit(CrowError):
@@ -34,3 +39,16 @@ class Exit(CrowError):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def die_by(sig: int) -> None:
+    """End this process by `sig`, as its default action would: a parent sees the signal, a shell 128 + sig."""
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def die_by_sigpipe() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what Python still holds for stdout is flushed nowhere, not onto a closed pipe
+    os.close(devnull)
+    die_by(signal.SIGPIPE)

@@ -75,6 +75,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from crow_acp.web.app import Limits
     from crow_acp.web.client_servers import ClientCommands
     from crow_acp.web.guard import Gate
+    from crow_acp.web.listen import CannotListen
     from crow_acp.web.run import ServeOptions, TokenRequired, check_token, serve
 
     limits = Limits(
@@ -102,7 +103,7 @@ def serve_command(args: argparse.Namespace) -> int:
     configure_logging(config.log_dir)
     try:
         asyncio.run(serve(lambda: _with_store(make_agent(), store), store, options))
-    except (StoreError, OSError) as exc:  # the database is unreachable, or the port is taken
+    except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     return 0
 

@@ -33,3 +33,36 @@ def env_warnings() -> list[str]:
 
     problem = log_level()[1]
     return [problem] if problem else []
+
+
+def store_location(config: Any) -> str:
+    """The session store in use, as a user may see it: SQLite's path, or the database URL without its password."""
+    from urllib.parse import urlsplit
+
+    from crow_acp.store import store_url
+
+    url = store_url(config)
+    if url is None:
+        return f"{config.db_path} (SQLite)"
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return parts._replace(netloc=user + parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+async def store_problem(config: Any) -> str | None:
+    """Why the session store does not answer, on one line; None when it does."""
+    from crow_acp.store import StoreError, open_store
+
+    try:
+        store = open_store(config)
+    except StoreError as exc:
+        return " ".join(str(exc).split())
+    try:
+        await store.ping()
+    except StoreError as exc:
+        return " ".join(str(exc).split())  # psycopg's message spans lines
+    finally:
+        await store.close()
+    return None

@@ -42,7 +42,7 @@ async def test_in_a_pipe_stdout_carries_only_the_answer(crow_home, tmp_path):
     start = lines.index("⚙ add (echo) [pending]")
     assert "Use the tool." in lines[:start], "reasoning goes to stderr, before the call"
     assert lines[start : start + 3] == ["⚙ add (echo) [pending]", "⚙ add (echo) [completed]", "  42"]
-    assert "[end_turn · session " in err
+    assert lines[-1].startswith("[end_turn · ") and " · session " in lines[-1]
     assert model.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": "sum", "content": "42"}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -140,6 +141,21 @@ def test_what_an_agent_module_prints_goes_to_stderr_not_the_wire(env, tmp_path):
     assert len(lines) == 1 and json.loads(lines[0])["id"] == 1, done.stdout
     assert "hello from import" in done.stderr
     assert "hello from build False" in done.stderr, "crow acp's start-up path does not import rich"
+
+
+ENV_READ = re.compile(
+    r"""(?:environ\.get\(|environ\[|getenv\(|api_key_env: str = Field\()\s*["']([A-Z][A-Z0-9_]*)["']"""
+)
+PACKAGES = ("crow", "crow_acp", "crow_prompt", "crow_skills", "crow_compact")
+
+
+def test_help_lists_every_environment_variable_crow_reads(env):
+    root = Path(__file__).resolve().parent.parent
+    sources = [path for package in PACKAGES for path in (root / package).rglob("*.py") if "testing" not in path.parts]
+    read = {name for path in sources for name in ENV_READ.findall(path.read_text())}
+    assert {"CROW_DATABASE_URL", "CROW_SERVE_TOKEN", "CROW_HOST_ID", "OPENAI_API_KEY"} <= read, "the scan finds them"
+    help_text = crow(env, "--help").stdout
+    assert [name for name in sorted(read) if name not in help_text] == []
 
 
 def test_version_and_help(env):

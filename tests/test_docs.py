@@ -25,7 +25,6 @@ import anyio
 import pexpect
 import pytest
 import spawn
-from helpers import free_port
 from inproc import crow
 
 from crow_acp.config import load_config
@@ -38,7 +37,6 @@ NOT_RUN = re.compile(r"<!-- not run: (\S.*\S) -->")
 AGENT_SPEC = re.compile(r"--agent (\S+\.py):(\w+)")
 RUN = {"toml", "json", "python", "sh"}
 SHOWN = {"text"}
-DEMO_PORT = "8765"  # the docs' port for the scripted model; a test run takes a free one instead
 
 
 @dataclass(frozen=True)
@@ -223,8 +221,7 @@ EXPECTED = {  # what a block shows on screen, and the files it leaves, beyond ex
 def test_shell_blocks_run_for_real(block, tmp_path):
     with ScriptedModel(default=Reply(text=ANSWER)) as model:
         work, env = scratch(tmp_path, model.base_url)
-        script = block.body.replace(DEMO_PORT, str(free_port()))
-        wrapped = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
+        wrapped = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + block.body
         status, screen = run_in_terminal(wrapped, work, env)
     assert status == 0, screen
     shown, files = next((want for key, want in EXPECTED.items() if key in block.body), ([], {}))
@@ -232,6 +229,22 @@ def test_shell_blocks_run_for_real(block, tmp_path):
         assert text in screen, f"{text!r} is not on the screen:\n{screen}"
     for name, content in files.items():
         assert (work / name).read_text() == content
+
+
+def test_trying_crow_without_a_model_account_works_pasted_top_to_bottom(tmp_path):
+    """terminal.md's try-it blocks, one after the other in one shell, as written (no port of the test's), by a
+    user with no model key: each runs its own scripted model and stops it, so nothing races or collides."""
+    page = ROOT / "docs" / "terminal.md"
+    section = page.read_text().split("## Try crow without a model account", 1)[1].split("\n## ", 1)[0]
+    blocks = [b for b in read_blocks(page) if b.lang == "sh" and b.body in section]
+    assert len(blocks) == 2
+    work, env = scratch(tmp_path, "unused")
+    env = {k: v for k, v in env.items() if not k.startswith("OPENAI_")}
+    status, screen = run_in_terminal("set -e\n" + "".join(block.body for block in blocks), work, env)
+    assert status == 0, screen
+    for text in ("Hello from the scripted model", "Writing hello.txt.", "Done: hello.txt says hi."):
+        assert text in screen, f"{text!r} is not on the screen:\n{screen}"
+    assert (work / "hello.txt").read_text() == "hi\n"
 
 
 def run_in_terminal(script: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:

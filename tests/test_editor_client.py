@@ -153,8 +153,9 @@ async def test_run_command_in_an_embedded_terminal(tmp_path, work):
     running = [u for u in updates_for(client, "run") if u.session_update == "tool_call_update" and u.status is None]
     assert [[c.terminal_id for c in u.content] for u in running] == [[terminal_id]]
     done = final(client, "run")
-    assert done.status == "completed" and [c.terminal_id for c in done.content] == [terminal_id]
-    assert done.raw_output == {"exit_code": 3, "timed_out": False}
+    # A non-zero exit fails the call (the editor marks it), and the model still reads the output.
+    assert done.status == "failed" and [c.terminal_id for c in done.content] == [terminal_id]
+    assert done.raw_output == {"exit_code": 3, "signal": None, "timed_out": False}
     assert results(model)["run"] == "hello\noops\n\nExit code 3."
     unsandboxed = "outside the sandbox: it runs in the editor's terminal, which crow does not sandbox yet"
     assert asked(client) == [f"`{command}` ({unsandboxed})"]

@@ -79,7 +79,7 @@ async def test_local_command_output_exit_code_and_cwd(tmp_path, work):
     client, model = await drive(RecordingClient(), tmp_path, work, calls)
     assert results(model)["run"] == f"{work / 'src'}\nerr\n\nExit code 4."
     done = final(client, "run")
-    assert done.status == "completed" and done.raw_output == {"exit_code": 4, "timed_out": False}
+    assert done.status == "failed" and done.raw_output == {"exit_code": 4, "signal": None, "timed_out": False}
     assert "Exit code 4." in done.content[0].content.text
     assert asked(client) == ["`pwd; echo err >&2; exit 4` (sandboxed: the workspace writable, no network)"]
 

@@ -122,6 +122,39 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(crow_home, tmp_path,
     assert os.path.exists(crow_home / "logs" / "crow.log")
 
 
+def test_ctrl_c_with_v_logs_no_failure_of_crows_own_shutdown(crow_home, tmp_path):
+    with ScriptedModel([Reply(text="word " * 2000, delay=0.02)]) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "go", "-v")
+        child.expect("word word word")
+        child.sendintr()
+        child.expect("interrupted")
+        status, screen = finish(child, tmp_path)
+    log = (crow_home / "logs" / "crow.log").read_text()
+    assert status == 130, screen
+    for shown in (screen, log):
+        assert "Traceback" not in shown and "failed" not in shown, shown
+
+
+def test_a_failed_command_a_relative_diff_header_and_the_cost_on_the_closing_line(crow_home, tmp_path):
+    (crow_home / "config.toml").write_text(
+        'model = "priced"\n[models.priced]\nmodel = "priced-id"\ninput_price = 2.0\noutput_price = 8.0\n'
+    )
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}
+    script = [
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo partial; exit 3"})]),
+        Reply(tool_calls=[write("hello.txt", "hi\n")]),
+        Reply(text="Done.", usage=usage),
+    ]
+    with ScriptedModel(script) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "go", "--yes")
+        child.expect(shown("✗ ", "`echo partial; exit 3`", " failed · exit 3"))
+        child.expect("--- a/hello.txt")
+        child.expect(re.escape("[end_turn · 1,500 tokens · ") + r"0\.\d{4} USD · session ")
+        status, screen = finish(child, tmp_path)
+    assert status == 0, screen
+    assert "a//" not in screen and "✓ `echo" not in screen
+
+
 def test_escape_sequences_from_the_model_cannot_disguise_a_command(crow_home, tmp_path):
     sneaky = "echo harmless\x1b[2K\rrm -rf ~"
     script = [Reply(text="Trust me.\x1b]0;owned\x07", tool_calls=[ToolCall("run_command", {"command": sneaky})])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
+import socket
 import stat
 import subprocess
 import sys
@@ -93,6 +94,24 @@ def test_an_empty_token_is_refused_not_taken_as_no_token(crow_home):
         timeout=60,
     )
     assert empty.returncode == 3 and "--token is empty" in empty.stderr
+
+
+def test_a_port_in_use_is_one_line_and_status_3(crow_home):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "crow", "serve", "--port", str(port)],
+            env=crow_env(crow_home, NO_MODEL, CROW_SERVE_TOKEN="s3cret"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"crow: cannot listen on 127.0.0.1:{port}: the port is already in use; choose another --port"
+    ]
 
 
 @pytest.mark.parametrize("transport", [over_http, over_ws], ids=["http", "ws"])

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from typing import Any
 
-from crow.exits import FAILED, INTERRUPTED, Exit
+from crow.exits import FAILED, INTERRUPTED, SETUP, Exit, die_by
 from crow.run.options import RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
@@ -32,8 +31,8 @@ def make_view(options: RunOptions, screen: Screen):  # -> View
     if screen.out.isatty():
         from crow.run.live import LiveView
 
-        return LiveView(screen, approve=options.approve, verbose=options.verbose)
-    return PlainView(screen, approve=options.approve, raw=options.raw)
+        return LiveView(screen, approve=options.approve, verbose=options.verbose, cwd=options.cwd)
+    return PlainView(screen, approve=options.approve, raw=options.raw, cwd=options.cwd)
 
 
 def run_prompt(options: RunOptions) -> int:
@@ -41,43 +40,65 @@ def run_prompt(options: RunOptions) -> int:
     from crow_acp.server.stdio import configure_logging
 
     lines = OutputLines(options.verbose)
-    stopped_by: list[int] = []
-    with caught_output(lines) as screen:
+    stop = Stop()
+    status = INTERRUPTED
+    with caught_output(lines, lambda: stop(signal.SIGPIPE)) as screen:
         configure_logging(options.log_dir, stderr=options.verbose)  # stderr is caught: shown only with -v
         view = make_view(options, screen)
         lines.show = view.log
         try:
-            return asyncio.run(_main(options, view, lines, stopped_by))
+            status = asyncio.run(_main(options, view, lines, stop))
         except KeyboardInterrupt:
             view.interrupted()
             return INTERRUPTED
-        except asyncio.CancelledError:  # SIGTERM or SIGHUP: the turn is stopped; now end by that signal
-            if not stopped_by:
+        except asyncio.CancelledError:  # SIGTERM, SIGHUP or a closed pipe: the turn is stopped; now end by it
+            if stop.signal is None:
                 raise
-            view.interrupted()
+            if stop.signal != signal.SIGPIPE:  # a reader that went away is told nothing, as by `cat`
+                view.interrupted()
         finally:
             view.close()
-    _die_by(stopped_by[0])
-    return INTERRUPTED
+    if stop.signal is not None:  # the pipe may close at the last line, after the turn ended
+        die_by(stop.signal)
+    return status
 
 
-async def _main(options: RunOptions, view: Any, lines: OutputLines, stopped_by: list[int]) -> int:
+class Stop:
+    """The signal that stops the turn, as Ctrl-C does; crow run then ends by it, as a Unix tool would."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.task: asyncio.Task[Any] | None = None
+
+    def __call__(self, sig: int) -> None:
+        if self.signal is not None:
+            return
+        self.signal = sig
+        if self.task is not None and not self.task.done():
+            self.task.get_loop().call_soon_threadsafe(self.task.cancel)  # a view may write from the drain thread
+
+
+async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) -> int:
     loop = asyncio.get_running_loop()
     lines.loop = loop
-    main = asyncio.current_task()
-    assert main is not None
-
-    def stop(sig: int) -> None:
-        stopped_by.append(sig)
-        main.cancel()
-
+    stop.task = asyncio.current_task()
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:  # under nohup, a hang-up stays ignored
             loop.add_signal_handler(sig, stop, sig)
+    if options.agent is None:  # an --agent may bring its own store
+        await _check_store(options.config)
     agent = _build_agent(options)
     from crow.run.session import drive
 
     return await drive(options, view, agent)
+
+
+async def _check_store(config: Any) -> None:
+    """A store that does not answer stops crow before the agent starts: one line, status 3."""
+    from crow.startup import store_location, store_problem
+
+    if problem := await store_problem(config):
+        raise Exit(SETUP, f"the session store does not answer ({store_location(config)}): {problem}")
 
 
 def _build_agent(options: RunOptions) -> Any:
@@ -94,8 +115,3 @@ def _build_agent(options: RunOptions) -> Any:
         raise Exit(FAILED, f"the agent could not start: {exc}; see the log, {log_hint()}") from exc
     startup_gc.resume()
     return agent
-
-
-def _die_by(sig: int) -> None:
-    signal.signal(sig, signal.SIG_DFL)
-    os.kill(os.getpid(), sig)

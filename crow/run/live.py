@@ -18,7 +18,7 @@ from rich.text import Text
 
 from crow.run.plain import REFUSED, read_answer
 from crow.run.screen import Screen
-from crow.run.view import FINISHED, ToolState, command_of, printable, unified_diff
+from crow.run.view import FINISHED, ToolState, closing_line, command_of, printable, unified_diff
 
 TAIL_LINES = 6
 PREVIEW_LINES = 8
@@ -26,8 +26,8 @@ DIFF_LINES = 80
 BAR = "│ "
 
 
-def diff_text(item: Any) -> Text:
-    lines = unified_diff(item)
+def diff_text(item: Any, cwd: str) -> Text:
+    lines = unified_diff(item, cwd)
     shown, hidden = lines[:DIFF_LINES], len(lines) - DIFF_LINES
     text = Text()
     for line in shown:
@@ -70,8 +70,9 @@ class ActiveCalls:
 
 
 class LiveView:
-    def __init__(self, screen: Screen, *, approve: bool, verbose: bool) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, verbose: bool, cwd: str) -> None:
         self.approve = approve
+        self.cwd = cwd
         self.verbose = verbose
         self.screen = screen
         # rich measures the terminal on fds 0-2; 1 and 2 are caught (screen.py), so with stdin not a terminal
@@ -85,6 +86,7 @@ class LiveView:
         self.at_line_start = True
         self.warned: set[str] = set()
         self.used: int | None = None
+        self.cost: Any = None
 
     # -- the live region
     def _show_live(self) -> None:
@@ -151,9 +153,11 @@ class LiveView:
         if state.status == "completed":
             self.out.print(Text.assemble(("✓ ", "green"), printable(state.title), (took, "dim")))
         else:
-            self.out.print(Text.assemble(("✗ ", "red"), printable(state.title), (" failed" + took, "red")))
+            self.out.print(
+                Text.assemble(("✗ ", "red"), printable(state.title), (f" {state.shown_status}{took}", "red"))
+            )
         for diff in state.diffs():
-            self.out.print(diff_text(diff), end="")
+            self.out.print(diff_text(diff, self.cwd), end="")
         if not state.diffs():
             lines = state.lines()
             while lines and not lines[-1].strip():
@@ -172,7 +176,7 @@ class LiveView:
         self._show_live()
 
     def usage(self, update: Any) -> None:
-        self.used = update.used
+        self.used, self.cost = update.used, update.cost
 
     def warning(self, message: str) -> None:
         if message in self.warned:
@@ -196,7 +200,7 @@ class LiveView:
         if command := command_of(state):
             self.out.print(Text("  $ " + printable(command), style="cyan"))
         for diff in state.diffs():
-            self.out.print(diff_text(diff), end="")
+            self.out.print(diff_text(diff, self.cwd), end="")
         try:
             if not sys.stdin.isatty():
                 self.out.print(Text("  " + REFUSED, style="yellow"))
@@ -218,8 +222,7 @@ class LiveView:
     def stop(self, stop_reason: str, session_id: str) -> None:
         self._hide_live()
         self._end_stream()
-        tokens = f" · {self.used:,} tokens" if self.used else ""
-        self.err.print(Text(f"[{stop_reason}{tokens} · session {session_id}]", style="dim"))
+        self.err.print(Text(closing_line(stop_reason, session_id, self.used, self.cost), style="dim"))
 
     def interrupted(self) -> None:
         self._hide_live()

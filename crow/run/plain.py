@@ -9,7 +9,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from crow.run.view import FINISHED, ToolState, printable
+from crow.run.view import FINISHED, ToolState, closing_line, printable, shown_path
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -41,8 +41,9 @@ async def read_answer(question: str, stream: TextIO) -> str:
 
 
 class PlainView:
-    def __init__(self, screen: Screen, *, approve: bool, raw: bool = False) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, raw: bool = False, cwd: str = "") -> None:
         self.out, self.err = screen.out, screen.err
+        self.cwd = cwd
         self.approve = approve
         self.raw = raw and not self.out.isatty()
         """Write the answer as sent: only into a pipe or file, and only when asked (--raw)."""
@@ -50,6 +51,8 @@ class PlainView:
         self.after_tool = False
         self.thinking = False
         self.warned: set[str] = set()
+        self.used: int | None = None
+        self.cost: Any = None
         self.dim, self.reset = ("\033[2m", "\033[0m") if self.err.isatty() else ("", "")
 
     def _err(self, line: str, *, dim: bool = False) -> None:
@@ -79,20 +82,20 @@ class PlainView:
     def tool(self, state: ToolState, first: bool) -> None:
         self.after_tool = True
         if first or state.status in FINISHED:
-            self._err(f"⚙ {state.title} [{state.status}]")
+            self._err(f"⚙ {state.title} [{state.shown_status}]")
         if state.status in FINISHED:
             for text in state.texts():
                 preview = text if len(text) <= PREVIEW else text[:PREVIEW] + " …"
                 self._err("  " + preview.replace("\n", "\n  "))
             for diff in state.diffs():
-                self._err(f"  diff {diff.path}")
+                self._err(f"  diff {shown_path(diff.path, self.cwd)}")
 
     def plan(self, entries: list[Any]) -> None:
         for entry in entries:
             self._err(f"  [{entry.status}] {entry.content}")
 
     def usage(self, update: Any) -> None:
-        pass
+        self.used, self.cost = update.used, update.cost
 
     def warning(self, message: str) -> None:
         if message not in self.warned:
@@ -117,7 +120,7 @@ class PlainView:
 
     def stop(self, stop_reason: str, session_id: str) -> None:
         self._end()
-        self._err(f"[{stop_reason} · session {session_id}]", dim=True)
+        self._err(closing_line(stop_reason, session_id, self.used, self.cost), dim=True)
 
     def _end(self) -> None:
         if not self.at_line_start:
@@ -184,6 +187,7 @@ class JsonView:
 
     def error(self, message: str, session_id: str) -> None:
         self._emit("error", message=message, session_id=session_id)
+        self.stop("error", session_id)  # a reader waits for `stop`: it is the last object, whatever happened
 
     def stop(self, stop_reason: str, session_id: str) -> None:
         self._emit("stop", stop_reason=stop_reason, session_id=session_id)

@@ -12,6 +12,7 @@ and block the loop that should read it.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
 import sys
@@ -63,9 +64,38 @@ class OutputLines:
             show(text)
 
 
+class ScreenStream(io.TextIOWrapper):
+    """A stream of the screen whose reader may go away (`crow run ... | head -2`): from then on what is
+    written goes to /dev/null, and `reader_gone` is called, once, to stop the turn."""
+
+    def __init__(self, fd: int, like: TextIO, reader_gone: Callable[[], None]) -> None:
+        super().__init__(io.FileIO(fd, "w"), encoding=like.encoding, errors=like.errors, line_buffering=True)
+        self._reader_gone = reader_gone
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.fileno())  # what is still buffered, and all that follows, goes nowhere quietly
+        os.close(devnull)
+        self._reader_gone()
+
+
 @contextmanager
-def caught_output(lines: OutputLines) -> Iterator[Screen]:
-    """Point fds 1 and 2 at a pipe drained into `lines`; yield the original stdout and stderr for the view."""
+def caught_output(lines: OutputLines, reader_gone: Callable[[], None]) -> Iterator[Screen]:
+    """Point fds 1 and 2 at a pipe drained into `lines`; yield the original stdout and stderr for the view.
+    `reader_gone` is called when the reader of either goes away (a pipe closed early)."""
     if sys.stdout is None or sys.stderr is None:  # `crow run ... >&-`: Python has no stream for a closed fd
         raise Exit(USAGE, "crow run writes its answer to stdout and the rest to stderr; both must be open")
     for stream in (sys.stdout, sys.stderr):
@@ -78,7 +108,9 @@ def caught_output(lines: OutputLines) -> Iterator[Screen]:
     os.close(write_end)
     drain = threading.Thread(target=_drain, args=(read_end, lines), daemon=True, name="crow-run-output")
     drain.start()
-    screen = Screen(_text(saved[0], sys.stdout), _text(saved[1], sys.stderr))
+    screen = Screen(
+        ScreenStream(os.dup(saved[0]), sys.stdout, reader_gone), ScreenStream(os.dup(saved[1]), sys.stderr, reader_gone)
+    )
     try:
         yield screen
     finally:
@@ -91,10 +123,6 @@ def caught_output(lines: OutputLines) -> Iterator[Screen]:
         drain.join(DRAIN_WAIT)
         screen.out.close()
         screen.err.close()
-
-
-def _text(fd: int, like: TextIO) -> TextIO:
-    return open(os.dup(fd), "w", buffering=1, encoding=like.encoding, errors=like.errors)
 
 
 def _drain(fd: int, lines: OutputLines) -> None:

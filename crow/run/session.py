@@ -4,6 +4,7 @@ prompt, and turn the outcome into an exit status."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, text_block
@@ -29,7 +30,9 @@ permission prompt, exactly as the tools work without an editor."""
 
 async def drive(options: RunOptions, view: View, agent: Any) -> int:
     client = TerminalClient(view)
-    for warning in options.warnings:
+    for warning in options.warnings + (
+        _skill_warnings(options.config.home, options.cwd) if options.agent is None else []
+    ):
         view.warning(warning)
     async with hosted(agent, client_max_message=LINE_LIMIT) as served:
         # TerminalClient implements the Client methods crow uses; the SDK's Protocol lists them all.
@@ -40,6 +43,14 @@ async def drive(options: RunOptions, view: View, agent: Any) -> int:
             raise Exit(FAILED, f"{gone.message}; see the log, {log_hint()}") from None
         finally:
             await conn.close()
+
+
+def _skill_warnings(home: Path, cwd: str) -> list[str]:
+    """Broken skills, once, before the run: the agent skips them (its log says so, in crow.log since logging
+    is set up: scanned before that, Python would print the log line on stderr as well)."""
+    from crow_skills.discover import discover, search_dirs
+
+    return [f"skill skipped: {warning}" for warning in discover(search_dirs(Path(cwd), home=home)).warnings]
 
 
 async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn: Any, served: HostedAgent) -> int:
@@ -65,7 +76,10 @@ async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn:
 
 async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, served: HostedAgent) -> str:
     if not options.session:
-        response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
+        try:
+            response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
+        except RequestError as exc:  # the store failed after it answered crow's check, say
+            raise Exit(FAILED, f"cannot start a session: {_message(exc)}; see the log, {log_hint()}") from None
         return response.session_id
     client.replaying = True  # the history was seen already; only the new turn is shown
     try:

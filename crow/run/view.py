@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ class ToolState:
     status: str = "pending"
     content: list[Any] = field(default_factory=list)
     raw_input: Any = None
+    raw_output: Any = None
     started: float | None = None
     """When it started running (monotonic), for the elapsed time."""
 
@@ -38,6 +40,7 @@ class ToolState:
         self.title = update.title if update.title is not None else self.title
         self.kind = update.kind if update.kind is not None else self.kind
         self.raw_input = update.raw_input if update.raw_input is not None else self.raw_input
+        self.raw_output = update.raw_output if update.raw_output is not None else self.raw_output
         if update.content is not None:
             self.content = list(update.content)
         if update.status is not None:
@@ -46,8 +49,25 @@ class ToolState:
             self.started = time.monotonic()
 
     @property
+    def ending(self) -> str:
+        """How a command ended, in a word or two (its exit status, its signal), for the failed call's line."""
+        raw = self.raw_output if isinstance(self.raw_output, dict) else {}
+        if raw.get("timed_out"):
+            return "timed out"
+        if isinstance(raw.get("signal"), str):
+            return f"killed by {raw['signal']}"
+        if isinstance(raw.get("exit_code"), int):
+            return f"exit {raw['exit_code']}"
+        return ""
+
+    @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started if self.started is not None else 0.0
+
+    @property
+    def shown_status(self) -> str:
+        """The status with how a failed command ended: "failed · exit 3"."""
+        return f"{self.status} · {self.ending}" if self.status == "failed" and self.ending else self.status
 
     def texts(self) -> list[str]:
         from acp.schema import ContentToolCallContent, TextContentBlock  # loaded: the updates came through it
@@ -72,12 +92,30 @@ class ToolState:
         return self.lines()[-count:]
 
 
-def unified_diff(item: Any, context: int = 3) -> list[str]:
-    """An ACP diff item as unified diff lines (no trailing newlines); a new file is all additions."""
+def shown_path(path: str, cwd: str) -> str:
+    """A path as the user reads it: relative to the session's directory when inside it, else as it is."""
+    inside = cwd and os.path.isabs(path) and os.path.commonpath([cwd, path]) == cwd
+    return os.path.relpath(path, cwd) if inside else path
+
+
+def unified_diff(item: Any, cwd: str, context: int = 3) -> list[str]:
+    """An ACP diff item as unified diff lines (no trailing newlines); a new file is all additions. The headers
+    name the file as git does (a/notes.txt) when it is inside `cwd`, by its absolute path when not."""
     old = (item.old_text or "").splitlines()
     new = (item.new_text or "").splitlines()
-    lines = difflib.unified_diff(old, new, f"a/{item.path}", f"b/{item.path}", n=context, lineterm="")
-    return list(lines)
+    path = shown_path(item.path, cwd)
+    before, after = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    return list(difflib.unified_diff(old, new, before, after, n=context, lineterm=""))
+
+
+def closing_line(stop_reason: str, session_id: str, used: int | None, cost: Any) -> str:
+    """The run's last line: how the turn ended, its tokens and cost when known, and the session to continue."""
+    parts = [stop_reason]
+    if used:
+        parts.append(f"{used:,} tokens")
+    if cost is not None:
+        parts.append(f"{cost.amount:.4f} {cost.currency}")
+    return f"[{' · '.join(parts)} · session {session_id}]"
 
 
 def command_of(state: ToolState) -> str | None:

@@ -6,6 +6,7 @@ This is the only module that knows the shapes of ACP updates: the live stream is
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,6 +53,7 @@ from .connection import StreamedKind, StreamedText, channel_of
 from .prompt_images import replayed_blocks
 
 COMPACTED_MARKER = "Context compacted"
+log = logging.getLogger(__name__)
 
 
 class AcpUpdates:
@@ -62,6 +64,12 @@ class AcpUpdates:
         self.activities: set[str] = set()
 
     async def __call__(self, event: Event) -> None:
+        try:
+            await self._send(event)
+        except ConnectionError:  # the SDK's word for an editor that went away (Ctrl-C, SIGTERM): nobody to tell
+            log.debug("the editor is gone; %s not sent", type(event).__name__)
+
+    async def _send(self, event: Event) -> None:
         if isinstance(event, TextDelta | ThoughtDelta) and (channel := channel_of(self.conn)) is not None:
             kind: StreamedKind = "agent_message_chunk" if isinstance(event, TextDelta) else "agent_thought_chunk"
             await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))

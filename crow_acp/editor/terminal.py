@@ -50,6 +50,16 @@ def outcome(output: str, exit_code: int | None, signal_name: str | None, timed_o
     return f"{output.rstrip()}\n\n{status}" if output.strip() else f"(no output)\n\n{status}"
 
 
+def ended(exit_code: int | None, signal_name: str | None, timed_out: float | None) -> dict[str, Any]:
+    """How the command ended, as the tool call's raw output: what a client shows as its status."""
+    return {"exit_code": exit_code, "signal": signal_name, "timed_out": timed_out is not None}
+
+
+def failed(raw: dict[str, Any]) -> bool:
+    """A command that did not exit 0 failed: the call is reported failed, and the model still reads its output."""
+    return raw["exit_code"] != 0
+
+
 async def in_terminal(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
     client, session_id = context.client, context.session.session_id
     created = await client.create_terminal(
@@ -79,8 +89,8 @@ async def in_terminal(command: str, cwd: str, timeout: float, context: ToolConte
     content: list[Any] = [ref]
     if timed_out is not None:
         content.append(tool_content(text_block(text.rsplit("\n\n", 1)[-1])))
-    raw = {"exit_code": exit_status and exit_status.exit_code, "timed_out": timed_out is not None}
-    return ToolResult(text, is_error=timed_out is not None, content=content, raw_output=raw)
+    raw = ended(exit_status and exit_status.exit_code, exit_status and exit_status.signal, timed_out)
+    return ToolResult(text, is_error=failed(raw), content=content, raw_output=raw)
 
 
 def unset_keys() -> list[str]:
@@ -185,8 +195,8 @@ async def _finish(guarded_process: Guarded, timeout: float, context: ToolContext
     if code != 0 and (note := _blame(capture.text(), sandbox)):
         text = f"{text}\n{note}"
     shown = [tool_content(text_block(f"```\n{text}\n```"))]
-    raw = {"exit_code": code if code is not None and code >= 0 else None, "timed_out": timed_out is not None}
-    return ToolResult(text, is_error=timed_out is not None, content=shown, raw_output=raw)
+    raw = ended(code if code is not None and code >= 0 else None, signal_name, timed_out)
+    return ToolResult(text, is_error=failed(raw), content=shown, raw_output=raw)
 
 
 def _blame(output: str, sandbox: Sandbox) -> str | None:

@@ -9,6 +9,7 @@
     outbound.py, ws.py what goes back to a client, over HTTP streams and WebSockets
     idle.py, reaper.py connections whose client is gone: leases rested, then closed
     sockets.py         a header timeout, and a cap on sockets below the process's fd limit
+    listen.py          the listening sockets, bound before uvicorn starts: a taken port is one line
 
 May import: crow_acp.acp, multi, store, config and everything below them, uvicorn and the ACP SDK.
 """

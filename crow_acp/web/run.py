@@ -16,6 +16,7 @@ import contextlib
 import ipaddress
 import logging
 import signal
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from .app import CrowApp, Limits
 from .client_servers import ClientCommands
 from .connection import CrowRegistry, CrowServer, ServedAgent
 from .guard import Gate
+from .listen import listen
 from .sockets import guarded_protocol, socket_budget
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,9 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
         backlog=backlog,
         http=guarded_protocol(options.limits.header_timeout, max_sockets),
     )
-    await GracefulServer(config, app, store, options.grace).serve()
+    sockets = listen(options.host, options.port)  # a taken port is one line (listen.py), not uvicorn's
+    log.info("listening on %s port %d", options.host, options.port)
+    await GracefulServer(config, app, store, options.grace).serve(sockets)
 
 
 class GracefulServer:
@@ -111,8 +115,8 @@ class GracefulServer:
         server = self.uvicorn = uvicorn.Server(config)
         server.capture_signals = self._capture_signals  # type: ignore[method-assign]
 
-    async def serve(self) -> None:
-        await self.uvicorn.serve()
+    async def serve(self, sockets: list[socket.socket]) -> None:
+        await self.uvicorn.serve(sockets=sockets)
 
     @contextlib.contextmanager
     def _capture_signals(self) -> Iterator[None]:
