@@ -31,7 +31,10 @@ def test_a_command_that_exits_non_zero_is_a_failed_call_whose_output_the_model_r
         done = crow(crow_env(crow_home, model.base_url), "run", "go", "--yes", "--cwd", str(tmp_path))
     err = done.stderr.decode()
     assert done.returncode == 0, err
-    assert "⚙ `echo partial; exit 3` [failed · exit 3]" in err.splitlines()
+    # crow run's commands run in the sandbox, and the line says so before the status
+    assert (
+        "⚙ `echo partial; exit 3` (sandboxed: the workspace writable, no network) [failed · exit 3]" in err.splitlines()
+    )
     assert "completed" not in err
     result = model.requests[1]["messages"][-1]
     assert result["tool_call_id"] == "cmd" and "partial" in result["content"] and "Exit code 3." in result["content"]

@@ -148,7 +148,10 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     if sandbox.level == "off":
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
-    from . import pids_cgroup
+    from .pids_cgroup import create as create_cgroup
+    from .pids_cgroup import needed as cgroup_needed
+    from .pids_cgroup import remove as remove_cgroup
+    from .pids_cgroup import wrap as in_cgroup
     from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
 
     if why := await anyio.to_thread.run_sync(unavailable):
@@ -157,17 +160,17 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     with opened(writable_dirs(sandbox, roots)) as binds:
         readable = list(roots) if sandbox.level == "read_only" else []
         argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
-        cgroup = pids_cgroup.create(sandbox.max_processes) if pids_cgroup.needed() else None
+        cgroup = create_cgroup(sandbox.max_processes) if cgroup_needed() else None
         fds = [fd for fd, _ in binds]
         env = child_env(explicit=QUIET_ENV)
         guarded_process = await start_guarded(
-            *(pids_cgroup.wrap(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
+            *(in_cgroup(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
         )
     try:
         return await _finish(guarded_process, timeout, context, sandbox)
     finally:
         if cgroup:
-            await anyio.to_thread.run_sync(pids_cgroup.remove, cgroup)
+            await anyio.to_thread.run_sync(remove_cgroup, cgroup)
 
 
 async def _finish(guarded_process: Guarded, timeout: float, context: ToolContext, sandbox: Sandbox) -> ToolResult:
