@@ -47,7 +47,9 @@ async def test_a_session_moves_between_two_servers_and_survives_a_dead_one(postg
                 holder = RecordingClient()
                 async with over_http(holder, a) as conn:
                     await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
-                    assert holder.text() == "answer from Aanswer from B"
+                    # Over HTTP the load's answer comes back on the POST and the replay on the SSE stream:
+                    # two TCP connections, so the answer can arrive first; the replay follows.
+                    await holder.wait_for(lambda c: c.text() == "answer from Aanswer from B", timeout=30)
                     assert (await conn.prompt(session_id=sid, prompt=[text("A again")])).stop_reason == "end_turn"
                     taker = RecordingClient()
                     async with over_ws(taker, b) as other:
