@@ -150,7 +150,8 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
 def _warn(text: str) -> None:
     import sys
 
-    print(text, file=sys.stderr, flush=True)
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def agent_factory(spec: str | None, config: Any) -> Callable[[], Any]:

@@ -40,7 +40,7 @@ def generate_token_file(home: Path, port: int) -> tuple[str, Path]:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(token + "\n")
         os.replace(temporary, final)
-    except BaseException:
+    except BaseException:  # not a catch: whatever stops the write, no half-written token file stays, re-raised
         temporary.unlink(missing_ok=True)
         raise
     return token, final
