@@ -36,6 +36,8 @@ class Home:
             path.mkdir(parents=True)
         (self.home / ".ssh" / "id_ed25519").write_text(SECRET)
         (self.home / ".netrc").write_text("machine x password hunter2\n")
+        (self.home / ".git-credentials").write_text("https://u:ghp_gitcred@github.com\n")
+        (self.home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_token\n")
 
     def config(self, text: str) -> None:
         (self.crow / "config.toml").write_text(text)
@@ -73,7 +75,7 @@ async def test_a_sandboxed_command_reaches_only_the_workspace(tmp_path):
     outside = Path("/var/tmp") / f"crow-sandbox-{os.getpid()}-{time.monotonic_ns()}"  # not below the private /tmp
     calls = [
         run(f"echo hi > inside.txt && echo x > {tmp_path / 'beside.txt'} && echo x > {outside}", "write"),
-        run("cat ~/.ssh/id_ed25519; ls -A ~/.ssh | wc -l; cat ~/.netrc", "secrets"),
+        run("cat ~/.ssh/id_ed25519; ls -A ~/.ssh | wc -l; cat ~/.netrc ~/.git-credentials ~/.npmrc", "secrets"),
         run(f"wc -c < {home.crow / 'sessions.db'}; ls -A {home.crow} | wc -l", "database"),
         run("env | grep -c sk-model-key-123; echo $TMPDIR; touch /tmp/private && echo tmp ok", "keys"),
     ]
@@ -84,6 +86,7 @@ async def test_a_sandboxed_command_reaches_only_the_workspace(tmp_path):
     assert "Read-only file system" in got["write"] and '"sandbox": "off"' in got["write"]  # the way out, named
     assert SECRET not in got["secrets"] and got["secrets"].startswith("cat: ")  # not there at all
     assert "\n0\n" in got["secrets"] and "hunter2" not in got["secrets"]
+    assert "ghp_gitcred" not in got["secrets"] and "npm_token" not in got["secrets"]
     assert (home.crow / "sessions.db").stat().st_size > 0  # crow's own database, there and in use
     assert "No such file or directory" in got["database"] and "\n0\n" in got["database"]
     assert got["keys"].startswith("0\n/tmp\ntmp ok\n")

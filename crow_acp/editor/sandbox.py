@@ -25,7 +25,11 @@ from contextlib import contextmanager
 from ..api import Sandbox
 from ..config import crow_home
 
-SECRET_STORES = (".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube")
+SECRET_STORES = (
+    ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
+    # tokens other tools keep in plain files: git's credential store, package registries, cloud CLIs
+    ".git-credentials", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store",
+)  # fmt: skip
 """Below $HOME: never visible to a sandboxed command (the [sandbox] hidden list adds to them)."""
 PRIVATE_TMP = "/tmp"
 PROBE_TIMEOUT = 10.0
