@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import tempfile
 import time
+import weakref
 from pathlib import Path
 
 import anyio
@@ -29,7 +31,10 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
 
 class Home:
     def __init__(self, tmp_path: Path) -> None:
-        self.home = tmp_path / "user"
+        # Not below /tmp: the sandbox's private /tmp would hide the home whatever crow hides in it.
+        base = Path(tempfile.mkdtemp(prefix="crow-sandbox-home-", dir="/var/tmp"))
+        weakref.finalize(self, shutil.rmtree, base, True)
+        self.home = base / "user"
         self.crow = self.home / ".crow"
         self.work = self.home / "project"
         for path in (self.crow, self.work, self.home / ".ssh"):
@@ -74,7 +79,7 @@ async def test_a_sandboxed_command_reaches_only_the_workspace(tmp_path):
     home = Home(tmp_path)
     outside = Path("/var/tmp") / f"crow-sandbox-{os.getpid()}-{time.monotonic_ns()}"  # not below the private /tmp
     calls = [
-        run(f"echo hi > inside.txt && echo x > {tmp_path / 'beside.txt'} && echo x > {outside}", "write"),
+        run(f"echo hi > inside.txt && echo x > {home.home / 'beside.txt'} && echo x > {outside}", "write"),
         run("cat ~/.ssh/id_ed25519; ls -A ~/.ssh | wc -l; cat ~/.netrc ~/.git-credentials ~/.npmrc", "secrets"),
         run(f"wc -c < {home.crow / 'sessions.db'}; ls -A {home.crow} | wc -l", "database"),
         run("env | grep -c sk-model-key-123; echo $TMPDIR; touch /tmp/private && echo tmp ok", "keys"),
@@ -82,7 +87,7 @@ async def test_a_sandboxed_command_reaches_only_the_workspace(tmp_path):
     client, model = await drive(home, calls, mode="auto")
     got = told(model)
     assert (home.work / "inside.txt").read_text() == "hi\n" and not outside.exists()
-    assert not (tmp_path / "beside.txt").exists()  # it went to the command's private /tmp
+    assert not (home.home / "beside.txt").exists()  # beside the workspace: read-only
     assert "Read-only file system" in got["write"] and '"sandbox": "off"' in got["write"]  # the way out, named
     assert SECRET not in got["secrets"] and got["secrets"].startswith("cat: ")  # not there at all
     assert "\n0\n" in got["secrets"] and "hunter2" not in got["secrets"]
