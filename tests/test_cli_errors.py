@@ -201,3 +201,16 @@ def test_verbose_shows_the_agents_logs(crow_home, tmp_path):
     assert odd.returncode == 0
     assert "crow: warning: CROW_LOG_LEVEL='LOUD' is not one of DEBUG, INFO, WARNING, ERROR; using INFO" in odd.stderr
     assert " DEBUG " not in quiet.stderr and " DEBUG " in loud.stderr
+
+
+def test_a_base_url_without_a_scheme_is_refused_before_any_model_call(crow_home, tmp_path):
+    with ScriptedModel(default=Reply(text="ok")) as model:
+        url = model.base_url
+        bare = url.removeprefix("http://")
+        from_env = crow(crow_env(crow_home, bare), "run", "hi", "--cwd", str(tmp_path))
+        (crow_home / "config.toml").write_text(f'[models.default]\nbase_url = "{bare}"\n')
+        from_profile = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+    fix = f"must start with http:// or https://, got {bare!r}; did you mean {url!r}?"
+    assert one_line(from_env, 3) == f"OPENAI_BASE_URL {fix}"
+    assert one_line(from_profile, 3) == f"{crow_home / 'config.toml'}: `[models.default]` `base_url`: {fix}"
+    assert model.requests == []

@@ -29,10 +29,21 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]")
+
+
 def _http_url(value: str | None) -> str | None:
     if value is not None and not value.startswith(("http://", "https://")):
-        raise ValueError(f"must start with http:// or https://, got {value!r}")
+        raise ValueError(url_problem(value))
     return value
+
+
+def url_problem(value: str) -> str:
+    """Why a URL without http:// or https:// is refused, with the likely fix (a local server speaks plain http)."""
+    if "://" in value:
+        return f"must start with http:// or https://, got {value!r}"
+    scheme = "http://" if value.startswith(LOCAL_HOSTS) else "https://"
+    return f"must start with http:// or https://, got {value!r}; did you mean {scheme + value!r}?"
 
 
 class ModelProfile(Section):
@@ -318,6 +329,10 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     data.update({key: value for key, value in overrides.items() if value is not None})
     data["home"] = home
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data, Config))) from exc
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    if env_url and not env_url.startswith(("http://", "https://")):  # else every model call fails, after retries
+        raise ConfigError(f"OPENAI_BASE_URL {url_problem(env_url)}")
+    return config
