@@ -214,3 +214,23 @@ def test_a_base_url_without_a_scheme_is_refused_before_any_model_call(crow_home,
     assert one_line(from_env, 3) == f"OPENAI_BASE_URL {fix}"
     assert one_line(from_profile, 3) == f"{crow_home / 'config.toml'}: `[models.default]` `base_url`: {fix}"
     assert model.requests == []
+
+
+def test_a_404_for_the_route_names_the_likely_fix_and_is_not_retried(crow_home, tmp_path):
+    with ScriptedModel([Fault(404, "Not Found"), Fault(404, "The model `gpt-5` does not exist")]) as model:
+        url = model.base_url
+        no_v1 = crow(crow_env(crow_home, url.removesuffix("/v1")), "run", "hi", "--cwd", str(tmp_path))
+        route = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+        unknown_model = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+        requests = len(model.requests)
+    base = url.removesuffix("/v1")
+    assert f"crow: The model endpoint ({base}) answered 404 for /chat/completions: does the base URL end in /v1?" in (
+        no_v1.stderr
+    )
+    assert f"crow: The model endpoint ({url}) answered 404 for /v1/chat/completions: is this" in route.stderr
+    assert f"crow: The model endpoint ({url}) answered HTTP 404: The model `gpt-5` does not exist" in (
+        unknown_model.stderr
+    )
+    assert no_v1.returncode == route.returncode == unknown_model.returncode == 1
+    assert requests == 2  # one each: a 404 is not retried
+    assert "Retrying request" not in (crow_home / "logs" / "crow.log").read_text()
