@@ -234,3 +234,12 @@ def test_a_404_for_the_route_names_the_likely_fix_and_is_not_retried(crow_home, 
     assert no_v1.returncode == route.returncode == unknown_model.returncode == 1
     assert requests == 2  # one each: a 404 is not retried
     assert "Retrying request" not in (crow_home / "logs" / "crow.log").read_text()
+
+
+def test_a_profile_naming_the_openai_api_without_a_key_fails_as_no_config_does(crow_home, tmp_path):
+    env = {**crow_env(crow_home, ""), "OPENAI_API_KEY": ""}
+    no_config = one_line(crow(env, "run", "hi", "--cwd", str(tmp_path)), 3)
+    config = 'model = "p"\nmax_retries = 5\n[models.p]\nbase_url = "https://api.openai.com/v1"\n'
+    (crow_home / "config.toml").write_text(config)
+    assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path)), 3) == no_config
+    assert no_config.startswith("No model API key: set OPENAI_API_KEY in the environment")

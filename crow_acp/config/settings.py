@@ -14,6 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -21,6 +22,7 @@ from ..errors import ConfigError
 from .protected import DEFAULT_PROTECTED, check_pattern
 
 Policy = Literal["ask", "allow", "deny"]
+OPENAI_HOST = "api.openai.com"  # always wants a key: without one, fail at once rather than after its retries
 
 
 class Section(BaseModel):
@@ -260,7 +262,7 @@ class Config(Section):
         key = os.environ.get(profile.api_key_env) or profile.api_key
         if key:
             return key
-        if profile.base_url:
+        if profile.base_url and urlsplit(profile.base_url).hostname != OPENAI_HOST:
             return "none"  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) often need no key
         raise ConfigError(
             f"No model API key: set {profile.api_key_env} in the environment "
