@@ -8,6 +8,7 @@ stderr goes to crow.log, as under `crow run`.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import fnmatch
 import os
 import sys
@@ -152,7 +153,7 @@ async def _probe(report: Report, config: Any, cwd: str) -> list[str]:
     return names
 
 
-def _model_section(report: Report, config: Any, answer: str | None) -> None:
+def _model_section(report: Report, config: Any, answer: str | list[str]) -> None:
     profile = config.profile()
     own = config.models.get(config.model)
     source = (
@@ -170,14 +171,18 @@ def _model_section(report: Report, config: Any, answer: str | None) -> None:
     report.item("endpoint", f"{profile.base_url or 'https://api.openai.com/v1'} (from {source})")
     key_set = bool(os.environ.get(profile.api_key_env) or profile.api_key)
     report.item("key", f"{profile.api_key_env} {'is set' if key_set else 'is not set'}")
-    if answer is None:
-        report.ok("the endpoint answers")
-    else:
+    if isinstance(answer, str):
         report.bad(answer)
+        return
+    report.ok("the endpoint answers")
+    if answer and profile.model not in answer:  # an empty list: the endpoint does not say what it serves
+        near = difflib.get_close_matches(profile.model, answer, n=3, cutoff=0.4)
+        hint = f"; closest: {', '.join(map(repr, near))}" if near else ""  # repr: ids are the endpoint's text
+        report.warn(f"model id {profile.model!r} is not in the endpoint's /models list{hint}")
 
 
-async def _endpoint(config: Any) -> str | None:
-    """None when the endpoint lists its models; otherwise what is wrong, in one line."""
+async def _endpoint(config: Any) -> str | list[str]:
+    """The model ids the endpoint lists; otherwise what is wrong, in one line."""
     from crow_acp.errors import ConfigError
 
     profile = config.profile()
@@ -191,12 +196,12 @@ async def _endpoint(config: Any) -> str | None:
 
     client = openai.AsyncOpenAI(api_key=key, base_url=profile.base_url, max_retries=0, timeout=PROBE_TIMEOUT)
     try:
-        await client.models.list()
+        page = await client.models.list()
     except openai.APIError as exc:
         return describe_api_error(exc, profile.base_url, profile.api_key_env)
     finally:
         await client.close()
-    return None
+    return [model.id for model in page.data if isinstance(model.id, str)]
 
 
 async def _servers(config: Any, cwd: str) -> dict[str, Any]:

@@ -135,3 +135,16 @@ def test_crow_runs_on_a_scripted_model_from_a_json_file(crow_home, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Writing hello.txt.\nDone: hello.txt says hi.\n"
     assert (work / "hello.txt").read_text() == "hi\n"
+
+
+def test_crow_check_warns_when_the_model_id_is_not_in_the_endpoints_list(crow_home, tmp_path):
+    (crow_home / "config.toml").write_text('model = "p"\n[models.p]\nmodel = "scripted-modle"\n')
+    with ScriptedModel() as model:
+        env = crow_env(crow_home, model.base_url)
+        typo = crow(env, "check", "--cwd", str(tmp_path))
+        (crow_home / "config.toml").write_text('model = "p"\n[models.p]\nmodel = "scripted-model"\n')
+        right = crow(env, "check", "--cwd", str(tmp_path))
+    warning = "⚠ model id 'scripted-modle' is not in the endpoint's /models list; closest: 'scripted-model'"
+    assert warning in typo.stdout
+    assert typo.returncode == 0, "a warning, not a failure: some endpoints list only part of what they serve"
+    assert "/models list" not in right.stdout and right.returncode == 0

@@ -201,3 +201,45 @@ def test_verbose_shows_the_agents_logs(crow_home, tmp_path):
     assert odd.returncode == 0
     assert "crow: warning: CROW_LOG_LEVEL='LOUD' is not one of DEBUG, INFO, WARNING, ERROR; using INFO" in odd.stderr
     assert " DEBUG " not in quiet.stderr and " DEBUG " in loud.stderr
+
+
+def test_a_base_url_without_a_scheme_is_refused_before_any_model_call(crow_home, tmp_path):
+    with ScriptedModel(default=Reply(text="ok")) as model:
+        url = model.base_url
+        bare = url.removeprefix("http://")
+        from_env = crow(crow_env(crow_home, bare), "run", "hi", "--cwd", str(tmp_path))
+        (crow_home / "config.toml").write_text(f'[models.default]\nbase_url = "{bare}"\n')
+        from_profile = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+    fix = f"must start with http:// or https://, got {bare!r}; did you mean {url!r}?"
+    assert one_line(from_env, 3) == f"OPENAI_BASE_URL {fix}"
+    assert one_line(from_profile, 3) == f"{crow_home / 'config.toml'}: `[models.default]` `base_url`: {fix}"
+    assert model.requests == []
+
+
+def test_a_404_for_the_route_names_the_likely_fix_and_is_not_retried(crow_home, tmp_path):
+    with ScriptedModel([Fault(404, "Not Found"), Fault(404, "The model `gpt-5` does not exist")]) as model:
+        url = model.base_url
+        no_v1 = crow(crow_env(crow_home, url.removesuffix("/v1")), "run", "hi", "--cwd", str(tmp_path))
+        route = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+        unknown_model = crow(crow_env(crow_home, url), "run", "hi", "--cwd", str(tmp_path))
+        requests = len(model.requests)
+    base = url.removesuffix("/v1")
+    assert f"crow: The model endpoint ({base}) answered 404 for /chat/completions: does the base URL end in /v1?" in (
+        no_v1.stderr
+    )
+    assert f"crow: The model endpoint ({url}) answered 404 for /v1/chat/completions: is this" in route.stderr
+    assert f"crow: The model endpoint ({url}) answered HTTP 404: The model `gpt-5` does not exist" in (
+        unknown_model.stderr
+    )
+    assert no_v1.returncode == route.returncode == unknown_model.returncode == 1
+    assert requests == 2  # one each: a 404 is not retried
+    assert "Retrying request" not in (crow_home / "logs" / "crow.log").read_text()
+
+
+def test_a_profile_naming_the_openai_api_without_a_key_fails_as_no_config_does(crow_home, tmp_path):
+    env = {**crow_env(crow_home, ""), "OPENAI_API_KEY": ""}
+    no_config = one_line(crow(env, "run", "hi", "--cwd", str(tmp_path)), 3)
+    config = 'model = "p"\nmax_retries = 5\n[models.p]\nbase_url = "https://api.openai.com/v1"\n'
+    (crow_home / "config.toml").write_text(config)
+    assert one_line(crow(env, "run", "hi", "--cwd", str(tmp_path)), 3) == no_config
+    assert no_config.startswith("No model API key: set OPENAI_API_KEY in the environment")

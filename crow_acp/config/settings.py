@@ -14,6 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -21,6 +22,7 @@ from ..errors import ConfigError
 from .protected import DEFAULT_PROTECTED, check_pattern
 
 Policy = Literal["ask", "allow", "deny"]
+OPENAI_HOST = "api.openai.com"  # always wants a key: without one, fail at once rather than after its retries
 
 
 class Section(BaseModel):
@@ -29,10 +31,21 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]")
+
+
 def _http_url(value: str | None) -> str | None:
     if value is not None and not value.startswith(("http://", "https://")):
-        raise ValueError(f"must start with http:// or https://, got {value!r}")
+        raise ValueError(url_problem(value))
     return value
+
+
+def url_problem(value: str) -> str:
+    """Why a URL without http:// or https:// is refused, with the likely fix (a local server speaks plain http)."""
+    if "://" in value:
+        return f"must start with http:// or https://, got {value!r}"
+    scheme = "http://" if value.startswith(LOCAL_HOSTS) else "https://"
+    return f"must start with http:// or https://, got {value!r}; did you mean {scheme + value!r}?"
 
 
 class ModelProfile(Section):
@@ -249,7 +262,7 @@ class Config(Section):
         key = os.environ.get(profile.api_key_env) or profile.api_key
         if key:
             return key
-        if profile.base_url:
+        if profile.base_url and urlsplit(profile.base_url).hostname != OPENAI_HOST:
             return "none"  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) often need no key
         raise ConfigError(
             f"No model API key: set {profile.api_key_env} in the environment "
@@ -318,6 +331,10 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     data.update({key: value for key, value in overrides.items() if value is not None})
     data["home"] = home
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data, Config))) from exc
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    if env_url and not env_url.startswith(("http://", "https://")):  # else every model call fails, after retries
+        raise ConfigError(f"OPENAI_BASE_URL {url_problem(env_url)}")
+    return config
