@@ -62,6 +62,8 @@ class TurnRunner:
         """The agent's callbacks as they are now (set_callbacks may replace them after this is built)."""
         self._emit = emit
         self._spawn = spawn
+        self.permissions = Permissions(config.permissions, config.sandbox, config.home)
+        """The permission gate of every turn: the config does not change while the agent lives."""
         self.model_titles = True
         """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
         members whose sessions the editor never sees: the graph's title is the entry's."""
@@ -121,7 +123,7 @@ class TurnRunner:
         return Turn(
             session,
             self._callbacks(),
-            Permissions(self.config.permissions, self.config.sandbox, self.config.home),
+            self.permissions,
             max_steps=self.config.max_steps,
             tool_timeout=self.config.timeouts.mcp_call + 5,
             limits=self.config.limits,

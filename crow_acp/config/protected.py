@@ -13,7 +13,6 @@ against every run of path components below a root: `.envrc` protects any `.envrc
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
 import unicodedata
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ class ProtectedPaths:
 
     @classmethod
     def of(cls, configured: list[str]) -> ProtectedPaths:
-        return _compiled(tuple(configured))  # every turn builds its gate: fold the patterns once per list
+        return cls(tuple(dict.fromkeys([*VCS_INTERNALS, *(folded(check_pattern(p)) for p in configured)])))
 
     def match(self, path: str, roots: list[str]) -> str | None:
         """The protected part of an absolute path ("/w/.git/config" gives ".git/config"), or None."""
@@ -73,11 +72,6 @@ class ProtectedPaths:
                 if any(fnmatch.fnmatchcase("/".join(keys[start:end]), p) for p in self.patterns):
                     return "/".join(parts)
         return None
-
-
-@functools.lru_cache(maxsize=16)
-def _compiled(configured: tuple[str, ...]) -> ProtectedPaths:
-    return ProtectedPaths(tuple(dict.fromkeys([*VCS_INTERNALS, *(folded(check_pattern(p)) for p in configured)])))
 
 
 def _below_root(path: str, roots: list[str]) -> list[str]:
