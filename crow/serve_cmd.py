@@ -92,9 +92,14 @@ def serve_command(args: argparse.Namespace) -> int:
         args.host, args.port, _token(args, config.home), max(args.grace, 0.0), limits, gate, commands
     )
     try:
-        check_token(options)
+        check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
     except TokenRequired as exc:
         raise Exit(SETUP, str(exc)) from exc
+    if options.token is None:
+        _warn(
+            "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
+            "connect and run tools as you. Use it only on a machine that is yours alone."
+        )
     make_agent = agent_factory(args.agent, config)
     try:
         store = open_store(config)
@@ -110,7 +115,6 @@ def serve_command(args: argparse.Namespace) -> int:
 
 def _token(args: argparse.Namespace, home: Any) -> str | None:
     """The operator's token (file, then environment), none with --no-token, else a generated one."""
-    from crow_acp.web.run import is_loopback
     from crow_acp.web.token import TokenError, generate_token_file, read_token_file
 
     if args.no_token:
@@ -118,12 +122,6 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
             raise Exit(
                 SETUP, "--no-token and a token (--token, --token-file or CROW_SERVE_TOKEN) contradict each other"
             )
-        if not is_loopback(args.host):
-            raise Exit(SETUP, f"--no-token is for loopback only, and crow serve would listen on {args.host}")
-        _warn(
-            "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
-            "connect and run tools as you. Use it only on a machine that is yours alone."
-        )
         return None
     if args.token:
         _warn(
