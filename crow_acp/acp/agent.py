@@ -46,6 +46,7 @@ from .capabilities import initialize_response
 from .directories import check_editor_directories
 from .editor_link import EditorLink
 from .leases import Leases
+from .newer import ClientFeatures
 from .open_sessions import OpenSessions, SharedBoard
 from .outbox import Outbox
 from .prompt_blocks import as_dicts
@@ -138,8 +139,15 @@ class AcpAgent:
         self.editor.conn = conn
         self.outbox.observers.insert(0, AcpUpdates(conn))
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_features: ClientFeatures | None = None,
+        **_: Any,
+    ) -> InitializeResponse:
         self.editor.capabilities = client_capabilities
+        self.editor.features = client_features or ClientFeatures()
         return initialize_response(protocol_version)
 
     # ACP: sessions

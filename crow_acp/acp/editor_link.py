@@ -6,9 +6,10 @@ after the agent is built: the SDK calls `on_connect` and then `initialize` on th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .newer import ClientFeatures
 from .replay import OneByOne, UpdateSink
 
 
@@ -18,6 +19,8 @@ class EditorLink:
     """The SDK's connection to the editor; None in process, with no editor attached."""
     capabilities: Any = None
     """The client capabilities of the editor's initialize request."""
+    features: ClientFeatures = field(default_factory=ClientFeatures)
+    """The newer capabilities of that request (notices, compaction, plan operations, subagents...)."""
     update_sink: UpdateSink | None = None
     """Where a load's replay goes; None: through `conn`, one update at a time (crow serve sets its own)."""
 

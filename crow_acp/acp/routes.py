@@ -2,7 +2,9 @@
 schema 1.19) does not route added.
 
 `session/delete` is stable in the spec and DeleteSessionRequest is in the SDK's schema, but
-build_agent_router has no route for it: an editor would get "method not found". Every connection crow
+build_agent_router has no route for it: an editor would get "method not found". `initialize` is
+routed again with a model that keeps the newer client capabilities (newer.py): the agent's
+`initialize` receives them as `client_features`. Every connection crow
 serves (stdio, `crow run`'s in-memory pair, `crow serve`) is built here: unstable methods on (close,
 resume, fork), and the missing routes added through the SDK's own `route_request`, which routes a
 method only to an agent that has its handler, as for every other method.
@@ -18,8 +20,14 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
-MISSING = [(AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session")]
-"""(method, request model, handler name) for each stable method the SDK does not route."""
+from .newer import NewerInitializeRequest
+
+MISSING = [
+    (AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session"),
+    (AGENT_METHODS["initialize"], NewerInitializeRequest, "initialize"),
+]
+"""(method, request model, handler name) for each stable method the SDK does not route, or routes
+with a model that drops the fields of newer schemas (newer.py)."""
 
 
 def agent_connection(agent: Any, transport: Any, *, listening: bool) -> AgentSideConnection:

@@ -1,0 +1,74 @@
+"""ACP shapes newer than the SDK's: what clients of schema 1.20 to 1.34 (2026-11-20) send crow.
+
+The installed SDK (agent-client-protocol 0.12.1) was generated from schema 1.19: its pydantic models
+drop every field they do not know, so the capabilities a newer client advertises (notices,
+compaction, subagents, plan operations) would never reach crow. The requests crow routes are
+re-declared here as subclasses that keep those fields, named as the spec names them
+(agentclientprotocol.com, protocol/v1); the machine-readable reference is the zod schema of
+@agentclientprotocol/sdk 2.4.0 (tests/zod_check.py validates what crow sends against it).
+
+Every feature is offered only to a client that advertised it: ClientFeatures says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from acp.schema import InitializeRequest
+from pydantic import model_validator
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    """The newer client capabilities, each True only when the client advertised it."""
+
+    elicitation_form: bool = False
+    """clientCapabilities.elicitation.form (1.21): `elicitation/create` in form mode."""
+    elicitation_url: bool = False
+    """clientCapabilities.elicitation.url (1.21): `elicitation/create` in URL mode."""
+    notices: bool = False
+    """clientCapabilities.session.notices (1.25): `notice` session updates."""
+    compaction: bool = False
+    """clientCapabilities.session.compaction (1.25): `compaction_update` and `compaction_summary_chunk`."""
+    subagents: bool = False
+    """clientCapabilities.subagents (1.34): child sessions, `subagent_update`, `session_message`."""
+    plan: bool = False
+    """clientCapabilities.plan (1.34): `plan_update` and `plan_removed` instead of the legacy `plan`."""
+
+    @classmethod
+    def from_capabilities(cls, raw: Any) -> ClientFeatures:
+        """Read from the raw `clientCapabilities` object; anything malformed counts as not advertised."""
+        caps = _object(raw)
+        elicitation = _object(caps.get("elicitation"))
+        session = _object(caps.get("session"))
+        return cls(
+            elicitation_form=_advertised(elicitation.get("form")),
+            elicitation_url=_advertised(elicitation.get("url")),
+            notices=_advertised(session.get("notices")),
+            compaction=_advertised(session.get("compaction")),
+            subagents=_advertised(caps.get("subagents")),
+            plan=_advertised(caps.get("plan")),
+        )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _advertised(value: Any) -> bool:
+    """A capability object (`{}` and up) advertises it; null, false or anything else does not."""
+    return isinstance(value, dict)
+
+
+class NewerInitializeRequest(InitializeRequest):
+    """`initialize`, with the newer client capabilities kept as `client_features`."""
+
+    client_features: ClientFeatures = ClientFeatures()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_features(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = {**data, "client_features": ClientFeatures.from_capabilities(data.get("clientCapabilities"))}
+        return data
