@@ -19,10 +19,11 @@ from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
+from pydantic import BaseModel
 
 from .newer import NewerInitializeRequest
 
-MISSING = [
+MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session"),
     (AGENT_METHODS["initialize"], NewerInitializeRequest, "initialize"),
 ]
