@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
-    sessions.add_argument("id", nargs="?", help="a session id (for show and delete)")
+    sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
     check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
     check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
     from crow.serve_cmd import add_parser
@@ -91,7 +91,11 @@ def _parser() -> argparse.ArgumentParser:
 def _add_resume_flags(parser: argparse.ArgumentParser) -> None:
     """`crow --continue` and `crow --resume [ID]`: the interactive session, continued (crow/run/resume.py)."""
     parser.add_argument(
-        "-c", "--continue", dest="continue_chat", action="store_true", help="continue this directory's latest session"
+        "-c",
+        "--continue",
+        dest="continue_chat",
+        action="store_true",
+        help="continue this directory's latest session in the conversation (`crow run -c` for one prompt)",
     )
     parser.add_argument(
         "--resume",
@@ -99,7 +103,7 @@ def _add_resume_flags(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         metavar="ID",
-        help="resume a session by id or prefix; no id: pick from a list",
+        help="resume a session by id or a 6+ character prefix; no id: pick from this directory's",
     )
 
 
