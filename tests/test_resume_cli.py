@@ -126,6 +126,10 @@ def test_run_refuses_continue_with_session_and_an_ambiguous_prefix(crow_home: Pa
     ambiguous = crow(env, "run", "--session", "dddddd", "--cwd", str(tmp_path), "hi")
     assert ambiguous.returncode == 2 and ambiguous.stderr.startswith("crow: session prefix 'dddddd' is ambiguous: ")
     assert len(ambiguous.stderr.splitlines()) == 1
+    agent = crow(env, "run", "--agent", "no_such_module:agent", "-c", "hi")  # its sessions may live elsewhere
+    assert agent.returncode == 2 and agent.stderr == (
+        "crow: --continue looks in crow's own store; with --agent, give --session and the whole id\n"
+    )
 
 
 def test_top_level_continue_and_resume_name_the_session(crow_home: Path, tmp_path: Path):

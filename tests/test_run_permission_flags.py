@@ -102,6 +102,11 @@ def test_a_bad_mode_or_pattern_is_one_line(crow_home: Path, tmp_path: Path):
     pattern = crow(env, "run", "--deny", "run_command(rm *)", "hi")
     assert pattern.returncode == 2 and len(pattern.stderr.splitlines()) == 1
     assert pattern.stderr.startswith("crow: --deny 'run_command(rm *)': a pattern is a tool name or an fnmatch")
+    agent = crow(env, "run", "--agent", "no_such_module:agent", "--allow", "*", "hi")
+    assert (
+        agent.returncode == 2
+        and agent.stderr == "crow: --allow and --deny set crow's own agent's rules, not an --agent's\n"
+    )
     write_config(crow_home, '[permissions]\nrun_allow = ["*"]\n')
     in_config = crow(env, "run", "hi")
     assert in_config.returncode == 3 and "`crow run --allow` for one run" in in_config.stderr, in_config.stderr

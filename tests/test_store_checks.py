@@ -67,9 +67,8 @@ def store_env(request, crow_home):
 def test_crow_check_reports_the_schema_version_and_live_leases(store_env, crow_home, tmp_path):
     """A lease this test holds shows with its holder; one released no longer does."""
     import asyncio
-    import socket
 
-    from crow_acp.store import SessionRecord
+    from crow_acp.store import Owner, SessionRecord
 
     extra, open_store = store_env
     env = crow_env(crow_home, "http://127.0.0.1:9/v1", **extra)
@@ -95,7 +94,9 @@ def test_crow_check_reports_the_schema_version_and_live_leases(store_env, crow_h
         lines[start + 4],
     ], held.stdout
     holder = lines[start + 4].split()
-    assert holder[:6] == ["held-session:", "pid", str(os.getpid()), "on", socket.gethostname() + ",", "renewed"], holder
+    assert holder[:6] == ["held-session:", "pid", str(os.getpid()), "on", Owner.this_process().host + ",", "renewed"], (
+        holder
+    )
     assert lines[start + 4].endswith(" s") and "expires in" in lines[start + 4]
     assert "freed-session" not in held.stdout
     after_lines = after.stdout.splitlines()
