@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import FAILED, OK
-from crow.startup import store_location, store_problem
+from crow.startup import store_location, store_problem, store_state
 
 PROBE_TIMEOUT = 10.0
+LEASES_SHOWN = 20
 
 
 @dataclass
@@ -123,10 +124,26 @@ def _paths(report: Report, home: Path, config: Any, cwd: str) -> None:
 def _store(report: Report, config: Any) -> None:
     report.section("session store")
     problem = asyncio.run(store_problem(config))
-    if problem is None:
-        report.ok(f"{store_location(config)} answers")
-    else:
+    if problem is not None:
         report.bad(f"{store_location(config)} does not answer: {problem}")
+        return
+    report.ok(f"{store_location(config)} answers")
+    state = asyncio.run(store_state(config))
+    if isinstance(state, str):
+        report.bad(f"{store_location(config)}: {state}")
+        return
+    report.item("schema", f"version {state.schema_version}")
+    report.item("leases", f"{len(state.leases)} live" if state.leases else "none live")
+    ttl = config.store.lease_ttl
+    for lease in state.leases[:LEASES_SHOWN]:
+        renewed = max(ttl - lease.expires_in, 0)  # measured with this config's lease_ttl, which the holder shares
+        report.item(
+            "",
+            f"{lease.session_id}: pid {lease.pid} on {lease.host}, "
+            f"renewed {renewed:.0f} s ago, expires in {lease.expires_in:.0f} s",
+        )
+    if len(state.leases) > LEASES_SHOWN:
+        report.item("", f"… and {len(state.leases) - LEASES_SHOWN} more")
 
 
 async def _probe(report: Report, config: Any, cwd: str) -> list[str]:

@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_resume_flags(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     home = argparse.ArgumentParser(add_help=False)
     home.add_argument("--home", help="crow home directory (overrides CROW_HOME)")
     agent = argparse.ArgumentParser(add_help=False, parents=[home])
@@ -63,7 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
     run.add_argument("--yes", action="store_true", help="allow every tool call without asking")
     run.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
-    run.add_argument("--session", help="continue a stored session by id")
+    chosen = run.add_mutually_exclusive_group()
+    chosen.add_argument("--session", metavar="ID", help="continue a stored session: its id, or a unique prefix (6+)")
+    chosen.add_argument(
+        "-c", "--continue", dest="continue_last", action="store_true", help="continue this directory's latest session"
+    )
+    from crow.permission_flags import add_permission_flags
+
+    add_permission_flags(run)
     run.add_argument("--format", choices=["text", "json"], default="text", help="json: one JSON object per event")
     run.add_argument(
         "--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent"
@@ -71,13 +79,32 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
-    sessions.add_argument("id", nargs="?", help="a session id (for show and delete)")
+    sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
     check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
     check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
     from crow.serve_cmd import add_parser
 
     add_parser(commands, agent)
     return parser
+
+
+def _add_resume_flags(parser: argparse.ArgumentParser) -> None:
+    """`crow --continue` and `crow --resume [ID]`: the interactive session, continued (crow/run/resume.py)."""
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_chat",
+        action="store_true",
+        help="continue this directory's latest session in the conversation (`crow run -c` for one prompt)",
+    )
+    parser.add_argument(
+        "--resume",
+        dest="resume_chat",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="resume a session by id or a 6+ character prefix; no id: pick from this directory's",
+    )
 
 
 class _Version(argparse.Action):
@@ -93,7 +120,14 @@ class _Version(argparse.Action):
 
 def main(argv: list[str] | None = None) -> None:
     try:
-        args = _parser().parse_args(argv)
+        parser = _parser()
+        args = parser.parse_args(argv)
+        if args.command is None and not (args.continue_chat or args.resume_chat is not None):
+            parser.error("the following arguments are required: COMMAND")
+        if args.command is None:
+            sys.exit(start_chat(args))
+        if args.continue_chat or args.resume_chat is not None:
+            raise Exit(USAGE, f"--continue and --resume come after the command there: crow {args.command} --continue")
         if args.home:
             os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
         sys.exit(_dispatch(args))
@@ -134,6 +168,16 @@ def _dispatch(args: argparse.Namespace) -> int:
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
+
+
+def start_chat(args: argparse.Namespace) -> int:
+    """`crow --continue` / `crow --resume [ID]`: the interactive session is not in this build yet."""
+    from crow.run.resume import resolve_start_session
+
+    session = resolve_start_session(args, resolve_cwd("."))
+    raise Exit(
+        USAGE, f'the interactive session is not here yet: continue it with crow run --session {session} "prompt"'
+    )
 
 
 def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
@@ -187,20 +231,28 @@ def run_terminal(args: argparse.Namespace) -> int:
             config.api_key()
         except ConfigError as exc:
             raise Exit(SETUP, str(exc)) from exc
+    from crow.permission_flags import permission_flags, with_rules
     from crow.run import run_prompt
     from crow.run.options import RunOptions
 
+    flags = permission_flags(args)
+    if args.agent is not None and (flags.allow or flags.deny):
+        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
     warnings = env_warnings() + config.warnings()
+    if flags.mode == "full_access":  # no question: the flag is spelled out for this one run, like --yes
+        warnings.append("--mode full_access: every tool runs without asking, commands outside the sandbox")
     options = RunOptions(
         prompt=prompt,
         cwd=cwd,
         session=args.session,
+        continue_last=args.continue_last,
+        mode=flags.mode,
+        config=with_rules(config, flags),
         approve=args.yes,
         format=args.format,
         raw=args.raw,
         verbose=args.verbose,
         agent=args.agent,
-        config=config,
         log_dir=config.log_dir,
         warnings=warnings,
     )

@@ -12,7 +12,8 @@ OK = 0
 FAILED = 1
 """The turn failed (the model endpoint or the agent errored); `crow check` found something broken."""
 USAGE = 2
-"""A mistake on the command line: bad arguments, an empty prompt, a missing --cwd, an unknown session id."""
+"""A mistake on the command line: bad arguments, an empty prompt, a missing --cwd, an unknown or ambiguous session id
+(or prefix), nothing to --continue, a bad --mode or --allow/--deny pattern."""
 SETUP = 3
 """crow could not start: config.toml is wrong, no model key, the session store does not answer, or the --agent
 does not load."""
@@ -25,7 +26,8 @@ HELP = """\
 exit statuses:
   0    the turn ended normally (end_turn, max_tokens); `crow check`: nothing broken
   1    the turn failed (model endpoint or agent error); `crow check`: something is broken
-  2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown session id
+  2    a command-line mistake: bad arguments, empty prompt, missing --cwd, unknown or ambiguous session id,
+       nothing to --continue, a bad --mode or --allow/--deny pattern
   3    crow could not start: config.toml error, no model key, a store that does not answer, a bad --agent
   4    the turn stopped early: max_turn_requests, refusal, or cancelled
   130  interrupted with Ctrl-C

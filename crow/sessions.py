@@ -64,8 +64,11 @@ async def _act_on(store: Any, action: str, session_id: str) -> None:
     if action == "list":
         _print_list(await store.list_sessions())
         return
+    from crow.run.resume import resolve_id
+
+    session_id = await resolve_id(store, session_id)  # the whole id, or a unique prefix of 6 characters or more
     record = await store.get(session_id)
-    if record is None:
+    if record is None:  # deleted between the two reads
         raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
     if action == "show":
         _print_transcript(record, await store.load(session_id))

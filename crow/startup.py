@@ -66,3 +66,17 @@ async def store_problem(config: Any) -> str | None:
     finally:
         await store.close()
     return None
+
+
+async def store_state(config: Any) -> Any:
+    """The store's schema version and live leases (crow_acp.store.StoreState), or why they cannot be read."""
+    from crow_acp.store import open_store
+
+    try:
+        store = open_store(config)
+        try:
+            return await store.state()
+        finally:
+            await store.close()
+    except Exception as exc:  # the database's own errors (sqlite3, psycopg) too: a report line, not a traceback
+        return " ".join(str(exc).split())

@@ -168,3 +168,32 @@ def test_escape_sequences_from_the_model_cannot_disguise_a_command(crow_home, tm
     assert status == 0, screen
     assert "$ echo harmless\\x1b[2K\\x0drm -rf ~" in screen
     assert "\x1b]0;owned" not in screen and "\\x1b]0;owned\\x07" in screen
+
+
+def test_an_always_answer_holds_when_the_session_is_continued(crow_home, tmp_path):
+    """ "Always" is stored with the session (its data, bound to its roots): `crow run --continue` keeps it."""
+    import subprocess
+
+    from helpers import crow_command
+
+    script = [
+        Reply(tool_calls=[write("a.txt", "1\n")]),
+        Reply(text="First."),
+        Reply(tool_calls=[write("b.txt", "2\n")]),
+        Reply(text="Second."),
+    ]
+    with ScriptedModel(script, default=Reply(text="title")) as model:
+        env = crow_env(crow_home, model.base_url)
+        child = spawn(env, tmp_path, "write a")
+        child.expect(r"\[N\] reject: ")
+        child.sendline("a")
+        child.expect("First.")
+        status, _ = finish(child, tmp_path)
+        continued = subprocess.run(  # no terminal: a question would be refused
+            crow_command("run", "--continue", "--cwd", str(tmp_path), "write b"),
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT,
+        )  # fmt: skip
+    assert status == 0
+    assert continued.returncode == 0, continued.stderr
+    assert (tmp_path / "b.txt").read_text() == "2\n", "the remembered answer allowed it without a question"
+    assert "permission needed" not in continued.stderr

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sqlite3
 from typing import Any
 
-from crow.exits import FAILED, INTERRUPTED, SETUP, Exit, die_by
+from crow.exits import FAILED, INTERRUPTED, SETUP, USAGE, Exit, die_by
 from crow.run.options import RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
@@ -87,6 +88,9 @@ async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) 
             loop.add_signal_handler(sig, stop, sig)
     if options.agent is None:  # an --agent may bring its own store
         await _check_store(options.config)
+        options.session = await _chosen_session(options)
+    elif options.continue_last:
+        raise Exit(USAGE, "--continue looks in crow's own store; with --agent, give --session and the whole id")
     agent = _build_agent(options)
     from crow.run.session import drive
 
@@ -99,6 +103,25 @@ async def _check_store(config: Any) -> None:
 
     if problem := await store_problem(config):
         raise Exit(SETUP, f"the session store does not answer ({store_location(config)}): {problem}")
+
+
+async def _chosen_session(options: RunOptions) -> str | None:
+    """The whole id of the session --session or --continue names (crow/run/resume.py), before the agent starts."""
+    if options.session is None and not options.continue_last:
+        return None
+    from crow.run.resume import latest_in, resolve_id
+    from crow.startup import store_location
+    from crow_acp.store import StoreError, open_store
+
+    store = open_store(options.config)
+    try:
+        if options.continue_last:
+            return await latest_in(store, options.cwd)
+        return await resolve_id(store, options.session or "")
+    except (sqlite3.Error, StoreError) as exc:  # it answered the check a moment ago
+        raise Exit(SETUP, f"the session store failed ({store_location(options.config)}): {exc}") from exc
+    finally:
+        await store.close()
 
 
 def _build_agent(options: RunOptions) -> Any:

@@ -13,6 +13,11 @@ class RunOptions:
     cwd: str
     log_dir: Path
     session: str | None = None
+    """--session: an id or a unique prefix, resolved to the id before the agent starts."""
+    continue_last: bool = False
+    """--continue: the latest session of `cwd`."""
+    mode: str | None = None
+    """--mode: the session's permission mode for this run, put back when it ends."""
     approve: bool = False
     format: str = "text"
     raw: bool = False

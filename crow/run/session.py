@@ -9,11 +9,12 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation, SessionModeState
 
 from crow.exits import FAILED, OK, STOPPED, USAGE, Exit
 from crow.logfile import log_hint
 from crow.run.client import TerminalClient
+from crow.run.modes import run_mode
 from crow.run.options import RunOptions
 from crow.run.view import View
 from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
@@ -61,36 +62,39 @@ async def _prompt(options: RunOptions, view: View, client: TerminalClient, conn:
             client_info=Implementation(name="crow-run", version="0"),
         )
     )
-    sid = await _open_session(options, client, conn, served)
-    try:
-        response = await served.call(conn.prompt(session_id=sid, prompt=[text_block(options.prompt)]))
-    except RequestError as exc:
-        view.error(_message(exc), sid)
-        return FAILED
-    except asyncio.CancelledError:  # Ctrl-C: stop the turn so the session records it, then go
-        await _cancel(conn, sid)
-        raise
+    sid, modes = await _open_session(options, client, conn, served)
+    async with run_mode(served, conn, sid, modes, options.mode):
+        try:
+            response = await served.call(conn.prompt(session_id=sid, prompt=[text_block(options.prompt)]))
+        except RequestError as exc:
+            view.error(_message(exc), sid)
+            return FAILED
+        except asyncio.CancelledError:  # Ctrl-C: stop the turn so the session records it, then go
+            await _cancel(conn, sid)
+            raise
     view.stop(response.stop_reason, sid)
     return OK if response.stop_reason in ("end_turn", "max_tokens") else STOPPED
 
 
-async def _open_session(options: RunOptions, client: TerminalClient, conn: Any, served: HostedAgent) -> str:
+async def _open_session(
+    options: RunOptions, client: TerminalClient, conn: Any, served: HostedAgent
+) -> tuple[str, SessionModeState | None]:
     if not options.session:
         try:
             response = await served.call(conn.new_session(cwd=options.cwd, mcp_servers=[]))
         except RequestError as exc:  # the store failed after it answered crow's check, say
             raise Exit(FAILED, f"cannot start a session: {_message(exc)}; see the log, {log_hint()}") from None
-        return response.session_id
+        return response.session_id, response.modes
     client.replaying = True  # the history was seen already; only the new turn is shown
     try:
-        await served.call(conn.load_session(cwd=options.cwd, session_id=options.session, mcp_servers=[]))
+        loaded = await served.call(conn.load_session(cwd=options.cwd, session_id=options.session, mcp_servers=[]))
     except RequestError as exc:
         if exc.code == NOT_FOUND:
             raise Exit(USAGE, f"no stored session {options.session!r} (`crow sessions` lists them)") from None
         raise Exit(FAILED, f"cannot continue session {options.session}: {_message(exc)}") from None
     finally:
         client.replaying = False
-    return options.session
+    return options.session, loaded.modes if loaded is not None else None
 
 
 async def _cancel(conn: Any, sid: str) -> None:

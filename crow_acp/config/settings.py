@@ -22,6 +22,8 @@ from ..errors import ConfigError
 from .protected import DEFAULT_PROTECTED, check_pattern
 
 Policy = Literal["ask", "allow", "deny"]
+RUN_ONLY = ("run_allow", "run_deny")
+"""[permissions] fields the command line sets for one run; config.toml may not hold them."""
 OPENAI_HOST = "api.openai.com"  # always wants a key: without one, fail at once rather than after its retries
 
 
@@ -131,6 +133,10 @@ class PermissionConfig(Section):
     """Seconds to wait for the editor's answer to a permission request; then the call is refused."""
     protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
     """Paths whose writes always ask (fnmatch patterns below the roots); VCS internals always are."""
+    run_allow: list[str] = Field(default_factory=list)
+    """Tool patterns `crow run --allow` allows for one run, unless a config rule denies them; not in config.toml."""
+    run_deny: list[str] = Field(default_factory=list)
+    """Tool patterns `crow run --deny` denies for one run, over every other rule; not in config.toml."""
 
     @field_validator("protected")
     @classmethod
@@ -326,6 +332,13 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     data = read_toml(path)
     if "home" in data:
         raise ConfigError(f"{path}: `home`: set CROW_HOME or --home instead of a `home` key")
+    permissions = data.get("permissions")
+    for key in RUN_ONLY:
+        if isinstance(permissions, dict) and key in permissions:
+            flag = key.removeprefix("run_")
+            raise ConfigError(
+                f"{path}: `[permissions]` `{key}`: set by `crow run --{flag}` for one run; use [permissions.tools]"
+            )
     if env_model := os.environ.get("CROW_MODEL"):
         data["model"] = env_model
     data.update({key: value for key, value in overrides.items() if value is not None})

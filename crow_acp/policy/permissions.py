@@ -1,7 +1,8 @@
 """Permission policy: allow, deny, or ask the editor, under the session's mode; it fails closed.
 
 Policy per tool: the first matching key of [permissions.tools] (names or fnmatch patterns), else
-`allow` for tools marked read-only, else [permissions].default. The mode (modes.py) then decides:
+`allow` for tools marked read-only, else [permissions].default; a run's `--deny` patterns come before
+all of it, its `--allow` patterns after a config rule that denies. The mode (modes.py) then decides:
 "deny" holds in every mode; plan refuses whatever changes something; a write to a protected path
 (protected.py) asks in every other mode but full access, whatever config or a remembered answer
 says; accept_edits allows other edits inside the roots; full_access allows the rest. Answers
@@ -53,10 +54,17 @@ NOT_RUN = "The call was not run."
 
 
 def policy_for(config: PermissionConfig, tool: Tool) -> Policy:
-    for pattern, policy in config.tools.items():
-        if fnmatch.fnmatchcase(tool.name, pattern):
-            return policy
-    return "allow" if tool.read_only else config.default
+    """A run's --deny first, then a config rule that denies; a run's --allow next, then the rest."""
+    if _matches(tool.name, config.run_deny):
+        return "deny"
+    policy = next((policy for pattern, policy in config.tools.items() if fnmatch.fnmatchcase(tool.name, pattern)), None)
+    if policy != "deny" and _matches(tool.name, config.run_allow):
+        return "allow"
+    return policy or ("allow" if tool.read_only else config.default)
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def options(command: str | None, once_only: bool, sandboxed: bool = False) -> list[PermissionOption]:

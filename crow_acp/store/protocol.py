@@ -33,6 +33,23 @@ class SessionRecord:
 
 
 @dataclass(frozen=True)
+class Lease:
+    """One live lease row: who writes the session, and until when (seconds on the database's clock)."""
+
+    session_id: str
+    host: str
+    pid: int
+    expires_in: float
+
+
+@dataclass(frozen=True)
+class StoreState:
+    schema_version: int
+    leases: list[Lease]
+    """Live leases only (not expired), soonest to expire first."""
+
+
+@dataclass(frozen=True)
 class Owner:
     """A crow process that may write sessions: the lease holder."""
 
@@ -138,8 +155,11 @@ class SessionStore(Protocol):
         LeaseLost if a write of that session was refused because another owner holds its lease."""
 
     async def get(self, session_id: str) -> SessionRecord | None: ...
-    async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
-        """Sessions that got at least one prompt, most recently updated first."""
+    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[SessionRecord]:
+        """Sessions that got at least one prompt, most recently updated first (at most `limit`)."""
+
+    async def find_prefix(self, prefix: str, limit: int = 10) -> list[SessionRecord]:
+        """Prompted sessions whose id starts with `prefix`, most recently updated first (at most `limit`)."""
 
     async def load(self, session_id: str) -> list[StoredMessage]:
         """Every entry, archived ones too, in history order."""
@@ -160,6 +180,9 @@ class SessionStore(Protocol):
 
     async def ping(self) -> None:
         """Raise StoreError if the store cannot be reached."""
+
+    async def state(self) -> StoreState:
+        """The schema version and the live leases, for `crow check`."""
 
     async def close(self) -> None: ...
 

@@ -12,15 +12,14 @@ from ..history import EntryMeta, StoredMessage
 from ..util.secrets import dumps, redact
 from ..util.text import clean_text
 from .leasing import SqlLeases
+from .lookup import SESSION_COLUMNS, SqlLookup, record_of
 from .protocol import Db, Owner, SessionRecord
 from .worker import Workers
 
 T = TypeVar("T")
 
-SESSION_COLUMNS = "id, cwd, title, created_at, updated_at, data"
 
-
-class SqlStore(SqlLeases):
+class SqlStore(SqlLeases, SqlLookup):
     """A SessionStore over a Db; see crow_acp/store/__init__.py for the design, leasing.py for the fence."""
 
     def __init__(self, workers: Workers[Db], *, owner: Owner | None = None, lease_ttl: float = 30.0) -> None:
@@ -120,18 +119,20 @@ class SqlStore(SqlLeases):
     async def get(self, session_id: str) -> SessionRecord | None:
         def op(db: Db) -> SessionRecord | None:
             row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            return _record(row) if row else None
+            return record_of(row) if row else None
 
         return await self.workers.of(session_id).call(op)
 
-    async def list_sessions(self, cwd: str | None = None) -> list[SessionRecord]:
+    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[SessionRecord]:
         sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1"
         args: tuple[Any, ...] = ()
         if cwd:
             sql, args = sql + " AND cwd = ?", (cwd,)
         sql += " ORDER BY updated_at DESC"
+        if limit is not None:
+            sql, args = sql + " LIMIT ?", (*args, limit)
         await self._barrier()  # this process's queued writes first, whichever worker holds them
-        return await self.workers.all[0].call(lambda db: [_record(row) for row in db.execute(sql, args).fetchall()])
+        return await self.workers.all[0].call(lambda db: [record_of(row) for row in db.execute(sql, args).fetchall()])
 
     async def load(self, session_id: str) -> list[StoredMessage]:
         sql = "SELECT seq, ord, message, extra, active FROM messages WHERE session_id = ? ORDER BY pos, seq"
@@ -201,8 +202,3 @@ FENCED_APPEND = (
     "touched AS (" + TOUCH + " AND EXISTS (SELECT 1 FROM ok) RETURNING 1) "
     "SELECT token, host, pid FROM lease"
 )
-
-
-def _record(row: Any) -> SessionRecord:
-    sid, cwd, title, created, updated, data = row
-    return SessionRecord(sid, cwd, title, created, updated, json.loads(data))
