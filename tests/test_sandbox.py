@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from acp.schema import ClientCapabilities
 from editor_support import results
 from helpers import RecordingClient, crow_env, running, text
 from hosted import hosted_crow
@@ -56,13 +57,21 @@ def run(command: str, call_id: str, **args: object) -> ToolCall:
 
 
 async def drive(
-    home: Home, calls: list[ToolCall], *, mode: str = "ask", client: RecordingClient | None = None, **env: str
+    home: Home,
+    calls: list[ToolCall],
+    *,
+    mode: str = "ask",
+    client: RecordingClient | None = None,
+    capabilities: ClientCapabilities | None = None,
+    **env: str,
 ) -> tuple[RecordingClient, ScriptedModel]:
     """One prompt in which the model makes `calls` one after another; then a second prompt, answered."""
     client = client or RecordingClient()
     script = [Reply(tool_calls=[call]) for call in calls] + [Reply(text="done"), Reply(text="still here")]
     async with ScriptedModel(script) as model:
-        async with hosted_crow(client, home.env(model.base_url, **env), cwd=str(home.work)) as (conn, _):
+        async with hosted_crow(
+            client, home.env(model.base_url, **env), cwd=str(home.work), capabilities=capabilities
+        ) as (conn, _):
             with anyio.fail_after(120):
                 sid = (await conn.new_session(cwd=str(home.work), mcp_servers=[])).session_id
                 await conn.set_session_mode(session_id=sid, mode_id=mode)

@@ -100,10 +100,7 @@ def bwrap_argv(
     """The whole command line: bwrap, its mounts and namespaces, the limits, then the shell and command.
     `binds` are the writable roots (descriptor, mount point); `readable` the roots a read-only sandbox
     shows again over the private /tmp."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
-    if not sandbox.network:
-        argv.append("--unshare-net")
+    argv = [bwrap, *opening(sandbox)]
     for root in readable:
         argv += ["--ro-bind", root, root]
     for fd, path in binds:
@@ -113,9 +110,21 @@ def bwrap_argv(
             argv += ["--tmpfs", path]
         elif os.path.lexists(path):
             argv += ["--ro-bind", os.devnull, path]
-    argv += ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
+    return [*argv, *closing(sandbox, shell, command, cwd)]
+
+
+def opening(sandbox: Sandbox) -> list[str]:
+    """bwrap's options before the roots: the host read-only, minimal /dev and /proc, a private /tmp, namespaces."""
+    argv = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    return [*argv, "--unshare-net"] if not sandbox.network else argv
+
+
+def closing(sandbox: Sandbox, shell: str, command: str, cwd: str) -> list[str]:
+    """bwrap's options after the mounts, then the limits and the command (never part of a shell script)."""
     limits = f"ulimit -u {sandbox.max_processes} -t {sandbox.cpu_seconds} -v {sandbox.memory_mb * 1024}"
-    return [*argv, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
+    tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
+    return [*tail, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
 
 
 BLAMED = {

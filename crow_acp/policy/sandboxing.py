@@ -42,13 +42,15 @@ class SandboxPolicy:
         )
 
     async def unusable(self, session: Session) -> str | None:
-        """Why this session's commands cannot run sandboxed now (disabled, in the editor's terminal, or
-        the machine cannot), or None."""
+        """Why this session's commands cannot run sandboxed now (disabled, or the machine that runs them
+        cannot: crow's, or the editor's once its terminal showed it), or None."""
         if not self.enabled:
             return "the sandbox is disabled ([sandbox] enabled = false)"
         caps = session.client_capabilities
         if session.client is not None and caps is not None and caps.terminal:
-            return "it runs in the editor's terminal, which crow does not sandbox yet"
+            from ..editor.terminal_sandbox import unavailable_in_editor
+
+            return unavailable_in_editor(session.client)  # its machine, not crow's: known once a command ran
         from ..editor.sandbox import unavailable
 
         return await anyio.to_thread.run_sync(unavailable)
