@@ -21,9 +21,13 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..api import Sandbox
 from ..config import crow_home
+
+if TYPE_CHECKING:
+    from ..config import McpServerConfig, SandboxConfig
 
 SECRET_STORES = (
     ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
@@ -32,6 +36,8 @@ SECRET_STORES = (
 )  # fmt: skip
 """Below $HOME: never visible to a sandboxed command (the [sandbox] hidden list adds to them)."""
 PRIVATE_TMP = "/tmp"
+SHELL = shutil.which("bash") or "/bin/sh"
+"""Sets a sandboxed server's limits (dash's `ulimit` has no -u)."""
 PROBE_TIMEOUT = 10.0
 NAMESPACE_FIX = (
     "allow unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "
@@ -105,12 +111,18 @@ def bwrap_argv(
         argv += ["--ro-bind", root, root]
     for fd, path in binds:
         argv += ["--bind-fd", str(fd), path]
+    return [*argv, *hiding(sandbox), *closing(sandbox, shell, command, cwd)]
+
+
+def hiding(sandbox: Sandbox) -> list[str]:
+    """After the writable mounts: an empty tmpfs over each hidden directory, /dev/null over each hidden file."""
+    argv: list[str] = []
     for path in hidden_paths(sandbox):
         if os.path.isdir(path):
             argv += ["--tmpfs", path]
         elif os.path.lexists(path):
             argv += ["--ro-bind", os.devnull, path]
-    return [*argv, *closing(sandbox, shell, command, cwd)]
+    return argv
 
 
 def opening(sandbox: Sandbox) -> list[str]:
@@ -125,6 +137,22 @@ def closing(sandbox: Sandbox, shell: str, command: str, cwd: str) -> list[str]:
     limits = f"ulimit -u {sandbox.max_processes} -t {sandbox.cpu_seconds} -v {sandbox.memory_mb * 1024}"
     tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
     return [*tail, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
+
+
+def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> list[str] | str:
+    """What a stdio MCP server with `sandbox = true` runs behind (its command and arguments follow), or why it
+    cannot be sandboxed here (then it does not start). Everything read-only but its `writable` paths and a
+    private /tmp; the network per its `network`; crow's home and the secret stores hidden; the process and
+    memory limits of [sandbox] (not its CPU seconds: a server lives as long as its session)."""
+    if why := unavailable():
+        return why
+    sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
+    writable = [os.path.realpath(os.path.expanduser(path)) for path in server.writable]
+    argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
+    argv += [arg for path in writable if os.path.isdir(path) for arg in ("--bind", path, path)]
+    limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"
+    tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--", SHELL, "-c", f'{limits} && exec "$@"', "sh"]
+    return [*argv, *hiding(sandbox), *tail]
 
 
 BLAMED = {
