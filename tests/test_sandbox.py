@@ -178,16 +178,21 @@ async def test_ask_shows_the_sandbox_and_runs_outside_only_when_chosen(tmp_path)
     assert outside.read_text() == "x\n"  # the explicit choice, and only it, ran it outside
 
 
-async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
-    from helpers import crow_command
-
-    home = Home(tmp_path)
+def without_bwrap(tmp_path: Path) -> str:
+    """A PATH with the usual tools but no bwrap."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("bash", "sh", "env", "git", "python3", "cat", "ls"):
         if found := shutil.which(tool):
             (bin_dir / tool).symlink_to(found)
-    path = str(bin_dir)
+    return str(bin_dir)
+
+
+async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
+    from helpers import crow_command
+
+    home = Home(tmp_path)
+    path = without_bwrap(tmp_path)
     client = RecordingClient(permission="reject_once")
     _, model = await drive(home, [run("echo hi", "cmd")], mode="auto", client=client, PATH=path)
     [(call, _)] = client.permission_requests
@@ -199,3 +204,20 @@ async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
         done = await anyio.run_process(crow_command("check"), env=env, cwd=str(home.work), check=False)
     out = done.stdout.decode()
     assert "sandbox" in out and "apt-get install bubblewrap" in out
+
+
+async def test_without_bubblewrap_crow_run_says_so_in_one_line_and_auto_asks(tmp_path):
+    from helpers import crow_command
+
+    home = Home(tmp_path)
+    home.config('[permissions]\ndefault_mode = "auto"\n')
+    script = [Reply(tool_calls=[run("touch ran", "cmd")]), Reply(text="done")]
+    async with ScriptedModel(script) as model:
+        env = home.env(model.base_url, PATH=without_bwrap(tmp_path))
+        with anyio.fail_after(60):
+            done = await anyio.run_process(crow_command("run", "go"), env=env, cwd=str(home.work), check=False)
+    said = [line for line in done.stderr.decode().splitlines() if "sandbox" in line and "warning" in line]
+    assert len(said) == 1 and "bubblewrap (bwrap) is not installed" in said[0], done.stderr.decode()
+    assert "apt-get install bubblewrap" in said[0] and "Auto and Plan ask" in said[0]
+    assert not (home.work / "ran").exists()  # it asked, and nobody at a pipe could answer
+    assert "cmd" in told(model) and "ran" not in os.listdir(home.work)
