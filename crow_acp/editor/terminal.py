@@ -172,7 +172,6 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
     from .pids_cgroup import create as create_cgroup
-    from .pids_cgroup import needed as cgroup_needed
     from .pids_cgroup import remove as remove_cgroup
     from .pids_cgroup import wrap as in_cgroup
     from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
@@ -183,7 +182,7 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     with opened(writable_dirs(sandbox, roots)) as binds:
         readable = list(roots) if sandbox.level == "read_only" else []
         argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
-        cgroup = create_cgroup(sandbox.max_processes) if cgroup_needed() else None
+        cgroup = create_cgroup(sandbox.max_processes)
         fds = [fd for fd, _ in binds]
         env = child_env(explicit=QUIET_ENV)
         guarded_process = await start_guarded(
