@@ -79,14 +79,14 @@ def wrap(path: str, argv: list[str]) -> list[str]:
 
 def remove(path: str) -> None:
     """Remove the cgroup once its processes are gone (a killed process may take a moment to leave it)."""
-    for _ in range(50):
+    for _ in range(500):  # about a second; polled finely, as the command's result waits for it
         try:
             os.rmdir(path)
             return
         except FileNotFoundError:
             return
         except OSError:
-            time.sleep(0.02)
+            time.sleep(0.002)
     log.warning("the pids cgroup %s is still busy; left behind", path)
 
 
