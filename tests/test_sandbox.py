@@ -221,3 +221,21 @@ async def test_without_bubblewrap_crow_run_says_so_in_one_line_and_auto_asks(tmp
     assert "apt-get install bubblewrap" in said[0] and "Auto and Plan ask" in said[0]
     assert not (home.work / "ran").exists()  # it asked, and nobody at a pipe could answer
     assert "cmd" in told(model) and "ran" not in os.listdir(home.work)
+
+
+@pytest.mark.parametrize("editor", [False, True], ids=["local", "editor terminal"])
+async def test_a_writable_path_inside_the_workspace_cannot_be_swapped_for_a_way_out(tmp_path, editor):
+    """`writable` nested in a root is writable through the root already: bound on its own, a command could make it
+    a symlink to anywhere and the next command would get that place writable."""
+    from editor_support import EDITOR_CAPS, EditorClient
+
+    home = Home(tmp_path)
+    home.config(f'[sandbox]\nwritable = ["{home.work / "a" / "cache"}"]\n')
+    (home.work / "a" / "cache").mkdir(parents=True)
+    # `cache` is a mount point in the sandbox: move its parent away, then put a symlink in its place
+    swap = f"mv a old && mkdir a && ln -s {home.home} a/cache && echo swapped"
+    calls = [run(swap, "swap"), run("echo x > a/cache/out", "out")]
+    client, caps = (EditorClient(), EDITOR_CAPS) if editor else (None, None)
+    _, model = await drive(home, calls, mode="auto", client=client, capabilities=caps)
+    assert told(model)["swap"].startswith("swapped")
+    assert not (home.home / "out").exists() and "Read-only file system" in told(model)["out"]

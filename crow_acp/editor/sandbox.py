@@ -96,8 +96,29 @@ def writable_dirs(sandbox: Sandbox, roots: tuple[str, ...]) -> list[str]:
     """The real directories a command may write: none in a read-only sandbox; those that exist."""
     if sandbox.level != "workspace":
         return []
-    extra = [os.path.realpath(os.path.expanduser(path)) for path in sandbox.writable]
-    return [path for path in [*roots, *extra] if os.path.isdir(path)]
+    return [path for path in outermost([*roots, *sandbox.writable]) if os.path.isdir(path)]
+
+
+def outermost(paths: list[str]) -> list[str]:
+    """The real paths of those (~ expanded) no part of whose way lies in another one of them: only these are
+    bound. One below another is writable through it already, and bound on its own it would let a command
+    swap a part of its way (a symlink where a directory was) so that the next command gets another place
+    writable. A path kept cannot be changed from inside: every directory on its way is read-only there."""
+    wanted = [os.path.normpath(os.path.expanduser(path)) for path in paths]
+    areas = [os.path.realpath(path) for path in wanted]
+    return list(dict.fromkeys(real for path, real in zip(wanted, areas, strict=True) if not _below(path, areas)))
+
+
+def _below(path: str, areas: list[str]) -> bool:
+    """Whether a directory on the way to `path` (itself excluded) really lies in one of the areas."""
+    parent = os.path.dirname(path)
+    while True:
+        real = os.path.realpath(parent)
+        if any(real == area or real.startswith(area.rstrip(os.sep) + os.sep) for area in areas):
+            return True
+        if parent == os.path.dirname(parent):
+            return False
+        parent = os.path.dirname(parent)
 
 
 def bwrap_argv(
@@ -147,7 +168,7 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     if why := unavailable():
         return why
     sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
-    writable = [os.path.realpath(os.path.expanduser(path)) for path in server.writable]
+    writable = outermost(server.writable)
     argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
     argv += [arg for path in writable if os.path.isdir(path) for arg in ("--bind", path, path)]
     limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"

@@ -20,11 +20,12 @@ the editor's sandbox counts as unavailable for that client's sessions: Auto and 
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import Any
 
 from ..api import Sandbox
-from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening
+from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening, outermost
 
 PRELUDE = r"""[ -n "$HOME" ] || { echo "crow: HOME is not set, so the sandbox cannot hide its secrets" >&2; exit 125; }
 mark= tail=
@@ -65,7 +66,10 @@ def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: l
     if sandbox.level == "read_only":
         argv += [arg for root in roots for arg in ("--crow-ro-bind", root)]
     elif sandbox.level == "workspace":
-        argv += [arg for path in [*roots, *sandbox.writable] for arg in ("--crow-bind", path)]
+        entries = [*roots, *sandbox.writable]
+        kept = set(outermost(entries))  # checked on crow's machine: the editor's too, when it is the same one
+        bound = [path for path in entries if os.path.realpath(os.path.normpath(os.path.expanduser(path))) in kept]
+        argv += [arg for path in bound for arg in ("--crow-bind", path)]
     hidden = [*sandbox.hidden, *(f"~/{store}" for store in SECRET_STORES)]
     argv += [arg for path in dict.fromkeys(hidden) for arg in ("--crow-hide", path)]
     return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
