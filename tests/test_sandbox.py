@@ -63,17 +63,20 @@ async def drive(
     mode: str = "ask",
     client: RecordingClient | None = None,
     capabilities: ClientCapabilities | None = None,
+    cwd: Path | None = None,
     **env: str,
 ) -> tuple[RecordingClient, ScriptedModel]:
     """One prompt in which the model makes `calls` one after another; then a second prompt, answered."""
     client = client or RecordingClient()
+    cwd = cwd or home.work
     script = [Reply(tool_calls=[call]) for call in calls] + [Reply(text="done"), Reply(text="still here")]
     async with ScriptedModel(script) as model:
-        async with hosted_crow(
-            client, home.env(model.base_url, **env), cwd=str(home.work), capabilities=capabilities
-        ) as (conn, _):
+        async with hosted_crow(client, home.env(model.base_url, **env), cwd=str(cwd), capabilities=capabilities) as (
+            conn,
+            _,
+        ):
             with anyio.fail_after(120):
-                sid = (await conn.new_session(cwd=str(home.work), mcp_servers=[])).session_id
+                sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id
                 await conn.set_session_mode(session_id=sid, mode_id=mode)
                 assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
                 assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
@@ -239,3 +242,24 @@ async def test_a_writable_path_inside_the_workspace_cannot_be_swapped_for_a_way_
     _, model = await drive(home, calls, mode="auto", client=client, capabilities=caps)
     assert told(model)["swap"].startswith("swapped")
     assert not (home.home / "out").exists() and "Read-only file system" in told(model)["out"]
+
+
+@pytest.mark.parametrize("editor", [False, True], ids=["local", "editor terminal"])
+async def test_with_home_as_the_workspace_a_secret_stores_parent_cannot_be_moved_out_of_hiding(tmp_path, editor):
+    """Hidden by name: moved under another name by one command, a store would be in plain view for the next."""
+    from editor_support import EDITOR_CAPS, EditorClient
+
+    home = Home(tmp_path)
+    (home.home / ".config" / "gh").mkdir(parents=True)
+    (home.home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: gho_planted\n")
+    (home.home / ".config" / "tool.conf").write_text("x\n")
+    calls = [
+        run("mv .config .cfg; echo more >> .config/tool.conf && echo written", "move"),
+        run("cat .cfg/gh/hosts.yml .config/gh/hosts.yml", "read"),
+    ]
+    client, caps = (EditorClient(), EDITOR_CAPS) if editor else (None, None)
+    _, model = await drive(home, calls, mode="auto", client=client, capabilities=caps, cwd=home.home)
+    got = told(model)
+    assert "gho_planted" not in got["move"] + got["read"] and (home.home / ".config" / "gh").is_dir()
+    assert "Device or resource busy" in got["move"] and "written" in got["move"]  # pinned, and still writable
+    assert (home.home / ".config" / "tool.conf").read_text() == "x\nmore\n"

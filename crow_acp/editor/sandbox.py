@@ -132,7 +132,23 @@ def bwrap_argv(
         argv += ["--ro-bind", root, root]
     for fd, path in binds:
         argv += ["--bind-fd", str(fd), path]
+    argv += [arg for path in pins(sandbox, [path for _, path in binds]) for arg in ("--bind", path, path)]
     return [*argv, *hiding(sandbox), *closing(sandbox, shell, command, cwd)]
+
+
+def pins(sandbox: Sandbox, areas: list[str]) -> list[str]:
+    """The directories between a writable area and a hidden path inside it (a workspace that holds $HOME and
+    its ~/.config/gh), outer first. Each is bound onto itself, still writable: a mount point cannot be
+    renamed, so no command can move a store out from under the name that hides it for the next one."""
+    found: set[str] = set()
+    for path in hidden_paths(sandbox):
+        for area in areas:
+            inside = area.rstrip(os.sep) + os.sep
+            parent = os.path.dirname(path)
+            while parent.startswith(inside):
+                found.add(parent)
+                parent = os.path.dirname(parent)
+    return sorted((path for path in found if os.path.isdir(path) and not os.path.islink(path)), key=len)
 
 
 def hiding(sandbox: Sandbox) -> list[str]:
@@ -170,7 +186,8 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
     writable = outermost(server.writable)
     argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
-    argv += [arg for path in writable if os.path.isdir(path) for arg in ("--bind", path, path)]
+    writable = [path for path in writable if os.path.isdir(path)]
+    argv += [arg for path in [*writable, *pins(sandbox, writable)] for arg in ("--bind", path, path)]
     limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"
     tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--", SHELL, "-c", f'{limits} && exec "$@"', "sh"]
     return [*argv, *hiding(sandbox), *tail]

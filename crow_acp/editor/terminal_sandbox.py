@@ -6,6 +6,8 @@ sh prelude runs first on the editor's machine and turns crow's markers into bwra
 exists there:
 
     --crow-bind PATH      the path writable, if it is a directory there (the session's roots, `writable`)
+    --crow-pin PATH       bound onto itself, if it lies below a --crow-bind path: a directory on the way
+                          to a hidden store, which then cannot be renamed (sandbox.py pins)
     --crow-ro-bind PATH   shown again read-only over the private /tmp (plan mode's roots)
     --crow-hide PATH      an empty tmpfs over a directory, /dev/null over a file; nothing if absent
 
@@ -25,17 +27,25 @@ import weakref
 from typing import Any
 
 from ..api import Sandbox
-from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening, outermost
+from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening, outermost, pins
 
 PRELUDE = r"""[ -n "$HOME" ] || { echo "crow: HOME is not set, so the sandbox cannot hide its secrets" >&2; exit 125; }
-mark= tail=
+set -f
+mark= tail= bound= nl='
+'
+inside() {
+  IFS=$nl
+  for b in $bound; do case $1 in "$b"/*) unset IFS; return 0;; esac; done
+  unset IFS; return 1
+}
 for arg do
   shift
   if [ -n "$tail" ]; then set -- "$@" "$arg"; continue; fi
   if [ -n "$mark" ]; then
     case $arg in "~") arg=$HOME;; "~/"*) arg=$HOME/${arg#"~/"};; esac
     case $mark in
-      bind) if [ -d "$arg" ]; then set -- "$@" --bind "$arg" "$arg"; fi;;
+      bind) if [ -d "$arg" ]; then set -- "$@" --bind "$arg" "$arg"; bound=$bound$nl$arg; fi;;
+      pin) if [ -d "$arg" ] && [ ! -L "$arg" ] && inside "$arg"; then set -- "$@" --bind "$arg" "$arg"; fi;;
       ro-bind) if [ -d "$arg" ]; then set -- "$@" --ro-bind "$arg" "$arg"; fi;;
       hide) if [ -d "$arg" ]; then set -- "$@" --tmpfs "$arg"
             elif [ -e "$arg" ]; then set -- "$@" --ro-bind /dev/null "$arg"; fi;;
@@ -43,7 +53,7 @@ for arg do
     mark=; continue
   fi
   case $arg in
-    --crow-bind) mark=bind;; --crow-ro-bind) mark=ro-bind;; --crow-hide) mark=hide;;
+    --crow-bind) mark=bind;; --crow-pin) mark=pin;; --crow-ro-bind) mark=ro-bind;; --crow-hide) mark=hide;;
     --) tail=1; set -- "$@" "$arg";;
     *) set -- "$@" "$arg";;
   esac
@@ -70,6 +80,7 @@ def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: l
         kept = set(outermost(entries))  # checked on crow's machine: the editor's too, when it is the same one
         bound = [path for path in entries if os.path.realpath(os.path.normpath(os.path.expanduser(path))) in kept]
         argv += [arg for path in bound for arg in ("--crow-bind", path)]
+        argv += [arg for path in pins(sandbox, sorted(kept)) for arg in ("--crow-pin", path)]
     hidden = [*sandbox.hidden, *(f"~/{store}" for store in SECRET_STORES)]
     argv += [arg for path in dict.fromkeys(hidden) for arg in ("--crow-hide", path)]
     return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
