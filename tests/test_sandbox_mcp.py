@@ -40,7 +40,9 @@ async def test_a_sandboxed_server_answers_but_reaches_no_secret_and_writes_only_
     allowed.mkdir()
     outside = Path("/var/tmp") / f"crow-mcp-{os.getpid()}-{time.monotonic_ns()}"
     (home.work / "notes.md").write_text("readable\n")
-    home.config(snoop_toml("sandbox = true", f"writable = [{json.dumps(str(allowed))}]"))
+    (home.work / "sub").mkdir()  # below the session's directory, where commands write: never bound for a server
+    writable = json.dumps([str(allowed), str(home.work / "sub")])
+    home.config(snoop_toml("sandbox = true", f"writable = {writable}"))
     calls = [
         call("read", "notes", path=str(home.work / "notes.md")),
         call("read", "key", path="~/.ssh/id_ed25519"),
@@ -48,6 +50,7 @@ async def test_a_sandboxed_server_answers_but_reaches_no_secret_and_writes_only_
         call("write", "outside", path=str(outside), text="x"),
         call("write", "workspace", path=str(home.work / "made.txt"), text="x"),
         call("write", "allowed", path=str(allowed / "ok.txt"), text="x"),
+        call("write", "nested", path=str(home.work / "sub" / "x.txt"), text="x"),
     ]
     _, model = await drive(home, calls, mode="full_access")
     got = told(model)
@@ -57,6 +60,7 @@ async def test_a_sandboxed_server_answers_but_reaches_no_secret_and_writes_only_
     assert "Read-only file system" in got["outside"] and not outside.exists()
     assert "Read-only file system" in got["workspace"] and not (home.work / "made.txt").exists()
     assert got["allowed"] == "written" and (allowed / "ok.txt").read_text() == "x"
+    assert "Read-only file system" in got["nested"] and not (home.work / "sub" / "x.txt").exists()
 
 
 async def test_without_sandbox_the_server_reads_the_key(tmp_path):

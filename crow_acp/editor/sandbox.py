@@ -99,14 +99,17 @@ def writable_dirs(sandbox: Sandbox, roots: tuple[str, ...]) -> list[str]:
     return [path for path in outermost([*roots, *sandbox.writable]) if os.path.isdir(path)]
 
 
-def outermost(paths: list[str]) -> list[str]:
-    """The real paths of those (~ expanded) no part of whose way lies in another one of them: only these are
-    bound. One below another is writable through it already, and bound on its own it would let a command
-    swap a part of its way (a symlink where a directory was) so that the next command gets another place
-    writable. A path kept cannot be changed from inside: every directory on its way is read-only there."""
+def outermost(paths: list[str], others: list[str] | None = None) -> list[str]:
+    """The real paths of those (~ expanded) no part of whose way lies in another one of them, or in `others`
+    (written to by other sandboxes): only these are bound. One below another is writable through it
+    already, and bound on its own it would let a command swap a part of its way (a symlink where a
+    directory was) so that the next command gets another place writable. A path kept cannot be changed
+    from inside: every directory on its way is read-only there."""
     wanted = [os.path.normpath(os.path.expanduser(path)) for path in paths]
     areas = [os.path.realpath(path) for path in wanted]
-    return list(dict.fromkeys(real for path, real in zip(wanted, areas, strict=True) if not _below(path, areas)))
+    beside = [os.path.realpath(os.path.expanduser(path)) for path in others or []]
+    kept = (real for path, real in zip(wanted, areas, strict=True) if not _below(path, [*areas, *beside]))
+    return list(dict.fromkeys(kept))
 
 
 def _below(path: str, areas: list[str]) -> bool:
@@ -184,7 +187,7 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     if why := unavailable():
         return why
     sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
-    writable = outermost(server.writable)
+    writable = outermost(server.writable, [cwd, *config.writable])  # not below where commands write
     argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
     writable = [path for path in writable if os.path.isdir(path)]
     argv += [arg for path in [*writable, *pins(sandbox, writable)] for arg in ("--bind", path, path)]
