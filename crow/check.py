@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import fnmatch
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -222,11 +223,13 @@ async def _endpoint(config: Any) -> str | list[str]:
 
 
 async def _servers(config: Any, cwd: str) -> dict[str, Any]:
+    from crow_acp.editor.sandbox import server_prefix
     from crow_acp.mcp.host import McpHost, server_specs
 
     host = McpHost(cwd=cwd, connect_timeout=config.timeouts.mcp_connect, call_timeout=config.timeouts.mcp_call)
     try:
-        await host.connect(server_specs([], config.mcp_servers))
+        confine = functools.partial(server_prefix, config.sandbox, cwd=cwd)
+        await host.connect(server_specs([], config.mcp_servers, confine))
         return {
             s.spec.name: Started(s.spec.command, s.status == "ready", s.error, [t.name for t in s.tools])
             for s in host.servers

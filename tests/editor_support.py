@@ -57,9 +57,13 @@ class Terminal:
 
 
 class EditorClient(RecordingClient):
-    def __init__(self, files: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, files: dict[str, str] | None = None, terminal_env: dict[str, str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.files = dict(files or {})
+        self.terminal_env = dict(terminal_env or {})
+        """Over this process's environment in every terminal: the editor's machine, where it differs."""
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.terminals: dict[str, Terminal] = {}
         self._ids = itertools.count(1)
@@ -95,7 +99,7 @@ class EditorClient(RecordingClient):
         self.calls.append(
             ("create_terminal", {"command": command, "args": args, "cwd": cwd, "limit": output_byte_limit})
         )
-        extra = {item.name: item.value for item in env or []}
+        extra = {**self.terminal_env, **{item.name: item.value for item in env or []}}
         process = await asyncio.create_subprocess_exec(
             command, *(args or []), cwd=cwd, env={**os.environ, **extra}, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,

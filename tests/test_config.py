@@ -236,3 +236,19 @@ def test_every_config_key_is_documented():
 )
 def test_protected_patterns_are_checked(tmp_path, text, expected):
     assert expected in error_for(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[mcp_servers.t]\nurl = "http://127.0.0.1:9/mcp"\nsandbox = true\n',
+            "`sandbox` is for stdio servers (`command`): a remote server runs elsewhere",
+        ),
+        ('[mcp_servers.t]\ncommand = "x"\nnetwork = true\n', "`network` and `writable` take effect only with"),
+        ('[mcp_servers.t]\ncommand = "x"\nwritable = ["/var"]\n', "`network` and `writable` take effect only with"),
+        ('[mcp_servers.t]\ncommand = "x"\nsandbox = "yes"\n', "`[mcp_servers.t]` `sandbox`"),
+    ],
+)
+def test_an_mcp_servers_sandbox_keys_are_checked(tmp_path, text, expected):
+    assert expected in error_for(tmp_path, text)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from acp.schema import ClientCapabilities
 from editor_support import results
 from helpers import RecordingClient, crow_env, running, text
 from hosted import hosted_crow
@@ -56,15 +57,26 @@ def run(command: str, call_id: str, **args: object) -> ToolCall:
 
 
 async def drive(
-    home: Home, calls: list[ToolCall], *, mode: str = "ask", client: RecordingClient | None = None, **env: str
+    home: Home,
+    calls: list[ToolCall],
+    *,
+    mode: str = "ask",
+    client: RecordingClient | None = None,
+    capabilities: ClientCapabilities | None = None,
+    cwd: Path | None = None,
+    **env: str,
 ) -> tuple[RecordingClient, ScriptedModel]:
     """One prompt in which the model makes `calls` one after another; then a second prompt, answered."""
     client = client or RecordingClient()
+    cwd = cwd or home.work
     script = [Reply(tool_calls=[call]) for call in calls] + [Reply(text="done"), Reply(text="still here")]
     async with ScriptedModel(script) as model:
-        async with hosted_crow(client, home.env(model.base_url, **env), cwd=str(home.work)) as (conn, _):
+        async with hosted_crow(client, home.env(model.base_url, **env), cwd=str(cwd), capabilities=capabilities) as (
+            conn,
+            _,
+        ):
             with anyio.fail_after(120):
-                sid = (await conn.new_session(cwd=str(home.work), mcp_servers=[])).session_id
+                sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id
                 await conn.set_session_mode(session_id=sid, mode_id=mode)
                 assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
                 assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
@@ -169,16 +181,21 @@ async def test_ask_shows_the_sandbox_and_runs_outside_only_when_chosen(tmp_path)
     assert outside.read_text() == "x\n"  # the explicit choice, and only it, ran it outside
 
 
-async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
-    from helpers import crow_command
-
-    home = Home(tmp_path)
+def without_bwrap(tmp_path: Path) -> str:
+    """A PATH with the usual tools but no bwrap."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("bash", "sh", "env", "git", "python3", "cat", "ls"):
         if found := shutil.which(tool):
             (bin_dir / tool).symlink_to(found)
-    path = str(bin_dir)
+    return str(bin_dir)
+
+
+async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
+    from helpers import crow_command
+
+    home = Home(tmp_path)
+    path = without_bwrap(tmp_path)
     client = RecordingClient(permission="reject_once")
     _, model = await drive(home, [run("echo hi", "cmd")], mode="auto", client=client, PATH=path)
     [(call, _)] = client.permission_requests
@@ -190,3 +207,59 @@ async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
         done = await anyio.run_process(crow_command("check"), env=env, cwd=str(home.work), check=False)
     out = done.stdout.decode()
     assert "sandbox" in out and "apt-get install bubblewrap" in out
+
+
+async def test_without_bubblewrap_crow_run_says_so_in_one_line_and_auto_asks(tmp_path):
+    from helpers import crow_command
+
+    home = Home(tmp_path)
+    home.config('[permissions]\ndefault_mode = "auto"\n')
+    script = [Reply(tool_calls=[run("touch ran", "cmd")]), Reply(text="done")]
+    async with ScriptedModel(script) as model:
+        env = home.env(model.base_url, PATH=without_bwrap(tmp_path))
+        with anyio.fail_after(60):
+            done = await anyio.run_process(crow_command("run", "go"), env=env, cwd=str(home.work), check=False)
+    said = [line for line in done.stderr.decode().splitlines() if "sandbox" in line and "warning" in line]
+    assert len(said) == 1 and "bubblewrap (bwrap) is not installed" in said[0], done.stderr.decode()
+    assert "apt-get install bubblewrap" in said[0] and "Auto and Plan ask" in said[0]
+    assert not (home.work / "ran").exists()  # it asked, and nobody at a pipe could answer
+    assert "cmd" in told(model) and "ran" not in os.listdir(home.work)
+
+
+@pytest.mark.parametrize("editor", [False, True], ids=["local", "editor terminal"])
+async def test_a_writable_path_inside_the_workspace_cannot_be_swapped_for_a_way_out(tmp_path, editor):
+    """`writable` nested in a root is writable through the root already: bound on its own, a command could make it
+    a symlink to anywhere and the next command would get that place writable."""
+    from editor_support import EDITOR_CAPS, EditorClient
+
+    home = Home(tmp_path)
+    home.config(f'[sandbox]\nwritable = ["{home.work / "a" / "cache"}"]\n')
+    (home.work / "a" / "cache").mkdir(parents=True)
+    # `cache` is a mount point in the sandbox: move its parent away, then put a symlink in its place
+    swap = f"mv a old && mkdir a && ln -s {home.home} a/cache && echo swapped"
+    calls = [run(swap, "swap"), run("echo x > a/cache/out", "out")]
+    client, caps = (EditorClient(), EDITOR_CAPS) if editor else (None, None)
+    _, model = await drive(home, calls, mode="auto", client=client, capabilities=caps)
+    assert told(model)["swap"].startswith("swapped")
+    assert not (home.home / "out").exists() and "Read-only file system" in told(model)["out"]
+
+
+@pytest.mark.parametrize("editor", [False, True], ids=["local", "editor terminal"])
+async def test_with_home_as_the_workspace_a_secret_stores_parent_cannot_be_moved_out_of_hiding(tmp_path, editor):
+    """Hidden by name: moved under another name by one command, a store would be in plain view for the next."""
+    from editor_support import EDITOR_CAPS, EditorClient
+
+    home = Home(tmp_path)
+    (home.home / ".config" / "gh").mkdir(parents=True)
+    (home.home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: gho_planted\n")
+    (home.home / ".config" / "tool.conf").write_text("x\n")
+    calls = [
+        run("mv .config .cfg; echo more >> .config/tool.conf && echo written", "move"),
+        run("cat .cfg/gh/hosts.yml .config/gh/hosts.yml", "read"),
+    ]
+    client, caps = (EditorClient(), EDITOR_CAPS) if editor else (None, None)
+    _, model = await drive(home, calls, mode="auto", client=client, capabilities=caps, cwd=home.home)
+    got = told(model)
+    assert "gho_planted" not in got["move"] + got["read"] and (home.home / ".config" / "gh").is_dir()
+    assert "Device or resource busy" in got["move"] and "written" in got["move"]  # pinned, and still writable
+    assert (home.home / ".config" / "tool.conf").read_text() == "x\nmore\n"

@@ -17,6 +17,7 @@ from crow.run.client import TerminalClient
 from crow.run.modes import run_mode
 from crow.run.options import RunOptions
 from crow.run.view import View
+from crow_acp.policy.sandboxing import unavailable_notice
 from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
 
 NOT_FOUND = -32002
@@ -35,6 +36,8 @@ async def drive(options: RunOptions, view: View, agent: Any) -> int:
         _skill_warnings(options.config.home, options.cwd) if options.agent is None else []
     ):
         view.warning(warning)
+    if notice := await asyncio.to_thread(unavailable_notice, options.config.sandbox):
+        view.warning(notice.line())  # once, with the fix; the commands then ask
     async with hosted(agent, client_max_message=LINE_LIMIT) as served:
         # TerminalClient implements the Client methods crow uses; the SDK's Protocol lists them all.
         conn = ClientSideConnection(cast(Any, client), served.wire, use_unstable_protocol=True)

@@ -9,6 +9,7 @@ a prompt for a session evicted meanwhile (`live`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -168,7 +169,10 @@ class SessionOpener:
 
     async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
         """Connect the MCP servers, offer the commands and run begin_session."""
-        session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers))  # in the background
+        from ..editor.sandbox import server_prefix
+
+        confine = functools.partial(server_prefix, self.config.sandbox, cwd=session.cwd)
+        session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers, confine))  # in the background
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go

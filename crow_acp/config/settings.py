@@ -105,6 +105,12 @@ class McpServerConfig(Section):
     """HTTP headers sent to a remote server."""
     enabled: bool = True
     """False turns the server off without deleting it."""
+    sandbox: bool = False
+    """Run this stdio server in bubblewrap: read-only but `writable`, crow's home and the secret stores hidden."""
+    network: bool = False
+    """A sandboxed server reaches the network; false leaves it only a loopback of its own."""
+    writable: list[str] = Field(default_factory=list)
+    """Paths a sandboxed server may write besides its private /tmp (~ expanded)."""
 
     @field_validator("url")
     @classmethod
@@ -119,6 +125,10 @@ class McpServerConfig(Section):
             raise ValueError("`args` and `env` are for stdio servers (`command`), not for a `url`")
         if self.command is not None and self.headers:
             raise ValueError("`headers` are for remote servers (`url`), not for a `command`")
+        if self.url is not None and self.sandbox:
+            raise ValueError("`sandbox` is for stdio servers (`command`): a remote server runs elsewhere")
+        if not self.sandbox and (self.network or self.writable):
+            raise ValueError("`network` and `writable` take effect only with `sandbox = true`")
         return self
 
 

@@ -21,9 +21,13 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..api import Sandbox
 from ..config import crow_home
+
+if TYPE_CHECKING:
+    from ..config import McpServerConfig, SandboxConfig
 
 SECRET_STORES = (
     ".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
@@ -32,6 +36,8 @@ SECRET_STORES = (
 )  # fmt: skip
 """Below $HOME: never visible to a sandboxed command (the [sandbox] hidden list adds to them)."""
 PRIVATE_TMP = "/tmp"
+SHELL = shutil.which("bash") or "/bin/sh"
+"""Sets a sandboxed server's limits (dash's `ulimit` has no -u)."""
 PROBE_TIMEOUT = 10.0
 NAMESPACE_FIX = (
     "allow unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "
@@ -90,8 +96,32 @@ def writable_dirs(sandbox: Sandbox, roots: tuple[str, ...]) -> list[str]:
     """The real directories a command may write: none in a read-only sandbox; those that exist."""
     if sandbox.level != "workspace":
         return []
-    extra = [os.path.realpath(os.path.expanduser(path)) for path in sandbox.writable]
-    return [path for path in [*roots, *extra] if os.path.isdir(path)]
+    return [path for path in outermost([*roots, *sandbox.writable]) if os.path.isdir(path)]
+
+
+def outermost(paths: list[str], others: list[str] | None = None) -> list[str]:
+    """The real paths of those (~ expanded) no part of whose way lies in another one of them, or in `others`
+    (written to by other sandboxes): only these are bound. One below another is writable through it
+    already, and bound on its own it would let a command swap a part of its way (a symlink where a
+    directory was) so that the next command gets another place writable. A path kept cannot be changed
+    from inside: every directory on its way is read-only there."""
+    wanted = [os.path.normpath(os.path.expanduser(path)) for path in paths]
+    areas = [os.path.realpath(path) for path in wanted]
+    beside = [os.path.realpath(os.path.expanduser(path)) for path in others or []]
+    kept = (real for path, real in zip(wanted, areas, strict=True) if not _below(path, [*areas, *beside]))
+    return list(dict.fromkeys(kept))
+
+
+def _below(path: str, areas: list[str]) -> bool:
+    """Whether a directory on the way to `path` (itself excluded) really lies in one of the areas."""
+    parent = os.path.dirname(path)
+    while True:
+        real = os.path.realpath(parent)
+        if any(real == area or real.startswith(area.rstrip(os.sep) + os.sep) for area in areas):
+            return True
+        if parent == os.path.dirname(parent):
+            return False
+        parent = os.path.dirname(parent)
 
 
 def bwrap_argv(
@@ -100,22 +130,70 @@ def bwrap_argv(
     """The whole command line: bwrap, its mounts and namespaces, the limits, then the shell and command.
     `binds` are the writable roots (descriptor, mount point); `readable` the roots a read-only sandbox
     shows again over the private /tmp."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
-    if not sandbox.network:
-        argv.append("--unshare-net")
+    argv = [bwrap, *opening(sandbox)]
     for root in readable:
         argv += ["--ro-bind", root, root]
     for fd, path in binds:
         argv += ["--bind-fd", str(fd), path]
+    argv += [arg for path in pins(sandbox, [path for _, path in binds]) for arg in ("--bind", path, path)]
+    return [*argv, *hiding(sandbox), *closing(sandbox, shell, command, cwd)]
+
+
+def pins(sandbox: Sandbox, areas: list[str]) -> list[str]:
+    """The directories between a writable area and a hidden path inside it (a workspace that holds $HOME and
+    its ~/.config/gh), outer first. Each is bound onto itself, still writable: a mount point cannot be
+    renamed, so no command can move a store out from under the name that hides it for the next one."""
+    found: set[str] = set()
+    for path in hidden_paths(sandbox):
+        for area in areas:
+            inside = area.rstrip(os.sep) + os.sep
+            parent = os.path.dirname(path)
+            while parent.startswith(inside):
+                found.add(parent)
+                parent = os.path.dirname(parent)
+    return sorted((path for path in found if os.path.isdir(path) and not os.path.islink(path)), key=len)
+
+
+def hiding(sandbox: Sandbox) -> list[str]:
+    """After the writable mounts: an empty tmpfs over each hidden directory, /dev/null over each hidden file."""
+    argv: list[str] = []
     for path in hidden_paths(sandbox):
         if os.path.isdir(path):
             argv += ["--tmpfs", path]
         elif os.path.lexists(path):
             argv += ["--ro-bind", os.devnull, path]
-    argv += ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
+    return argv
+
+
+def opening(sandbox: Sandbox) -> list[str]:
+    """bwrap's options before the roots: the host read-only, minimal /dev and /proc, a private /tmp, namespaces."""
+    argv = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+    return [*argv, "--unshare-net"] if not sandbox.network else argv
+
+
+def closing(sandbox: Sandbox, shell: str, command: str, cwd: str) -> list[str]:
+    """bwrap's options after the mounts, then the limits and the command (never part of a shell script)."""
     limits = f"ulimit -u {sandbox.max_processes} -t {sandbox.cpu_seconds} -v {sandbox.memory_mb * 1024}"
-    return [*argv, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
+    tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--"]
+    return [*tail, shell, "-c", f'{limits} && exec "$0" -c "$1"', shell, command]
+
+
+def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> list[str] | str:
+    """What a stdio MCP server with `sandbox = true` runs behind (its command and arguments follow), or why it
+    cannot be sandboxed here (then it does not start). Everything read-only but its `writable` paths and a
+    private /tmp; the network per its `network`; crow's home and the secret stores hidden; the process and
+    memory limits of [sandbox] (not its CPU seconds: a server lives as long as its session)."""
+    if why := unavailable():
+        return why
+    sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
+    writable = outermost(server.writable, [cwd, *config.writable])  # not below where commands write
+    argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
+    writable = [path for path in writable if os.path.isdir(path)]
+    argv += [arg for path in [*writable, *pins(sandbox, writable)] for arg in ("--bind", path, path)]
+    limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"
+    tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--", SHELL, "-c", f'{limits} && exec "$@"', "sh"]
+    return [*argv, *hiding(sandbox), *tail]
 
 
 BLAMED = {

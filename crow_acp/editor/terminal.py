@@ -62,10 +62,16 @@ def failed(raw: dict[str, Any]) -> bool:
 
 async def in_terminal(command: str, cwd: str, timeout: float, context: ToolContext) -> ToolResult:
     client, session_id = context.client, context.session.session_id
+    line = [SHELL, "-c", command]
+    if context.sandbox.level != "off":
+        from .terminal_sandbox import terminal_argv
+
+        roots = [context.session.cwd, *context.session.additional_directories]  # as the editor named them
+        line = terminal_argv(context.sandbox, SHELL, command, cwd, roots)
     created = await client.create_terminal(
         session_id=session_id,
         command="env",  # ACP cannot unset a variable: env -u keeps crow's model keys from the command
-        args=[*unset_keys(), SHELL, "-c", command],
+        args=[*unset_keys(), *line],
         cwd=cwd,
         env=[EnvVariable(name=k, value=v) for k, v in QUIET_ENV.items()],
         output_byte_limit=CLIENT_OUTPUT_BYTES,
@@ -90,7 +96,24 @@ async def in_terminal(command: str, cwd: str, timeout: float, context: ToolConte
     if timed_out is not None:
         content.append(tool_content(text_block(text.rsplit("\n\n", 1)[-1])))
     raw = ended(exit_status and exit_status.exit_code, exit_status and exit_status.signal, timed_out)
+    if raw["exit_code"] != 0 and context.sandbox.level != "off":
+        text = _sandbox_note(result.output, raw["exit_code"], text, context)
     return ToolResult(text, is_error=failed(raw), content=content, raw_output=raw)
+
+
+def _sandbox_note(output: str, exit_code: int | None, text: str, context: ToolContext) -> str:
+    """A failed sandboxed command in the editor's terminal: the sandbox did not start there (from now on
+    its commands ask), or the sandbox refused something (the model is told the way out)."""
+    from .terminal_sandbox import did_not_start, mark_unavailable
+
+    if why := did_not_start(output, exit_code):
+        mark_unavailable(context.client, why)
+        return (
+            f"{text}\nThe command did not run: the editor's machine cannot sandbox it ({why}). "
+            "From now on every command asks the user before it runs outside the sandbox."
+        )
+    note = _blame(output, context.sandbox)
+    return f"{text}\n{note}" if note else text
 
 
 def unset_keys() -> list[str]:
@@ -149,7 +172,6 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
     from .pids_cgroup import create as create_cgroup
-    from .pids_cgroup import needed as cgroup_needed
     from .pids_cgroup import remove as remove_cgroup
     from .pids_cgroup import wrap as in_cgroup
     from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
@@ -160,7 +182,7 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     with opened(writable_dirs(sandbox, roots)) as binds:
         readable = list(roots) if sandbox.level == "read_only" else []
         argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
-        cgroup = create_cgroup(sandbox.max_processes) if cgroup_needed() else None
+        cgroup = create_cgroup(sandbox.max_processes)
         fds = [fd for fd, _ in binds]
         env = child_env(explicit=QUIET_ENV)
         guarded_process = await start_guarded(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,9 +21,19 @@ class ServerSpec:
     url: str | None = None
     transport: Literal["stdio", "http", "sse"] = "stdio"
     headers: dict[str, str] = field(default_factory=dict)
+    confine: list[str] | str | None = None
+    """A sandboxed stdio server: the argv its command runs behind, or why it cannot be sandboxed (it does
+    not start then); None: not sandboxed."""
 
 
-def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfig]) -> list[ServerSpec]:
+Confine = Callable[["McpServerConfig"], "list[str] | str"]
+"""The sandbox prefix for a configured server with `sandbox = true` (editor/sandbox.py server_prefix)."""
+NO_SANDBOX = "crow offers no sandbox here"
+
+
+def server_specs(
+    editor_servers: list[Any], configured: dict[str, McpServerConfig], confine: Confine | None = None
+) -> list[ServerSpec]:
     """The editor's servers (ACP stdio, http or sse), then config.toml's, unless the editor has one by that name."""
     from ..config import resolve_command
 
@@ -32,7 +43,10 @@ def server_specs(editor_servers: list[Any], configured: dict[str, McpServerConfi
         if server.enabled and name not in names:
             transport = "stdio" if server.command else server.transport
             command = resolve_command(server.command) if server.command else None
-            specs.append(ServerSpec(name, command, server.args, server.env, server.url, transport, server.headers))
+            spec = ServerSpec(name, command, server.args, server.env, server.url, transport, server.headers)
+            if server.sandbox:
+                spec.confine = confine(server) if confine else NO_SANDBOX  # asked for: never without one
+            specs.append(spec)
     return specs
 
 

@@ -32,8 +32,11 @@ def stdio_transport(spec: ServerSpec, cwd: str) -> Any:
 
     env = child_env(get_default_environment(), spec.env)
     executable = resolve(spec.command or "", cwd, env.get("PATH"))
+    if isinstance(spec.confine, str):
+        raise RuntimeError(f"the server asks for a sandbox (sandbox = true), and {spec.confine}; it was not started")
+    argv = [*(spec.confine or []), executable, *spec.args]
     params = StdioServerParameters(
-        command=sys.executable, args=["-I", "-S", GUARD, str(os.getpid()), executable, *spec.args], env=env, cwd=cwd,
+        command=sys.executable, args=["-I", "-S", GUARD, str(os.getpid()), *argv], env=env, cwd=cwd,
         encoding_error_handler="replace",  # one bad byte must not kill the server's reader for good
     )  # fmt: skip
     return stdio_client(params, errlog=sys.stderr)

@@ -9,6 +9,7 @@ command would run outside it, so every command asks; nothing falls back to unsan
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +43,15 @@ class SandboxPolicy:
         )
 
     async def unusable(self, session: Session) -> str | None:
-        """Why this session's commands cannot run sandboxed now (disabled, in the editor's terminal, or
-        the machine cannot), or None."""
+        """Why this session's commands cannot run sandboxed now (disabled, or the machine that runs them
+        cannot: crow's, or the editor's once its terminal showed it), or None."""
         if not self.enabled:
             return "the sandbox is disabled ([sandbox] enabled = false)"
         caps = session.client_capabilities
         if session.client is not None and caps is not None and caps.terminal:
-            return "it runs in the editor's terminal, which crow does not sandbox yet"
+            from ..editor.terminal_sandbox import unavailable_in_editor
+
+            return unavailable_in_editor(session.client)  # its machine, not crow's: known once a command ran
         from ..editor.sandbox import unavailable
 
         return await anyio.to_thread.run_sync(unavailable)
@@ -70,3 +73,34 @@ class SandboxPolicy:
     def read_only(self) -> Sandbox:
         """Plan mode's: nothing writable, no network."""
         return dataclasses.replace(self.base, level="read_only", network=False, writable=())
+
+
+@dataclass(frozen=True)
+class SandboxNotice:
+    """What the user is told once when commands cannot be sandboxed: `crow run`'s warning, the editor's notice."""
+
+    title: str
+    description: str
+
+    def line(self) -> str:
+        return f"{self.title}: {self.description}"
+
+
+def unavailable_notice(config: SandboxConfig, editor: Any = None) -> SandboxNotice | None:
+    """The "sandbox unavailable" notice, or None while commands run sandboxed (or the user turned it off).
+    `editor`: the client connection when its terminals run the commands (its machine, known once one
+    failed to start); else crow's own machine is probed (blocks, once per process: call it off the loop)."""
+    if not config.enabled:
+        return None
+    if editor is not None:
+        from ..editor.terminal_sandbox import unavailable_in_editor
+
+        why = unavailable_in_editor(editor)
+    else:
+        from ..editor.sandbox import unavailable
+
+        why = unavailable()
+    if why is None:
+        return None
+    after = "Auto and Plan ask before every command, as Ask does; nothing runs outside the sandbox without a question"
+    return SandboxNotice("Commands cannot run in the sandbox", f"{why}. Until then {after}.")

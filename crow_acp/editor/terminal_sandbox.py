@@ -1,0 +1,108 @@
+"""The sandboxed command line crow sends to the editor's `terminal/create`, and what its failure means.
+
+The editor runs it on its own machine, which need not be crow's (`crow serve` over the network), so
+nothing in it may depend on crow's file system: no descriptors, no paths checked here. A short POSIX
+sh prelude runs first on the editor's machine and turns crow's markers into bwrap mounts for what
+exists there:
+
+    --crow-bind PATH      the path writable, if it is a directory there (the session's roots, `writable`)
+    --crow-pin PATH       bound onto itself, if it lies below a --crow-bind path: a directory on the way
+                          to a hidden store, which then cannot be renamed (sandbox.py pins)
+    --crow-ro-bind PATH   shown again read-only over the private /tmp (plan mode's roots)
+    --crow-hide PATH      an empty tmpfs over a directory, /dev/null over a file; nothing if absent
+
+`~` and `~/...` expand to the editor's $HOME, so its own ~/.ssh is hidden. The prelude stops
+rewriting at bwrap's `--`: the command after it is passed as one argument, never read by the
+prelude. Then it execs bwrap with the same options and limits as a local command (sandbox.py).
+
+If bwrap is missing there (the prelude says so, status 125) or cannot create its namespaces (bwrap
+says `bwrap: ...`, status 1, before the command starts), the call fails visibly in the terminal and
+the editor's sandbox counts as unavailable for that client's sessions: Auto and Plan then ask.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from ..api import Sandbox
+from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening, outermost, pins
+
+PRELUDE = r"""[ -n "$HOME" ] || { echo "crow: HOME is not set, so the sandbox cannot hide its secrets" >&2; exit 125; }
+set -f
+mark= tail= bound= nl='
+'
+inside() {
+  IFS=$nl
+  for b in $bound; do case $1 in "$b"/*) unset IFS; return 0;; esac; done
+  unset IFS; return 1
+}
+for arg do
+  shift
+  if [ -n "$tail" ]; then set -- "$@" "$arg"; continue; fi
+  if [ -n "$mark" ]; then
+    case $arg in "~") arg=$HOME;; "~/"*) arg=$HOME/${arg#"~/"};; esac
+    case $mark in
+      bind) if [ -d "$arg" ]; then set -- "$@" --bind "$arg" "$arg"; bound=$bound$nl$arg; fi;;
+      pin) if [ -d "$arg" ] && [ ! -L "$arg" ] && inside "$arg"; then set -- "$@" --bind "$arg" "$arg"; fi;;
+      ro-bind) if [ -d "$arg" ]; then set -- "$@" --ro-bind "$arg" "$arg"; fi;;
+      hide) if [ -d "$arg" ]; then set -- "$@" --tmpfs "$arg"
+            elif [ -e "$arg" ]; then set -- "$@" --ro-bind /dev/null "$arg"; fi;;
+    esac
+    mark=; continue
+  fi
+  case $arg in
+    --crow-bind) mark=bind;; --crow-pin) mark=pin;; --crow-ro-bind) mark=ro-bind;; --crow-hide) mark=hide;;
+    --) tail=1; set -- "$@" "$arg";;
+    *) set -- "$@" "$arg";;
+  esac
+done
+command -v "$1" >/dev/null 2>&1 || { echo "crow: bubblewrap (bwrap) is not installed on this machine" >&2; exit 125; }
+exec "$@"
+"""
+PRELUDE_FAILED = 125
+BWRAP = "bwrap"
+"""Found on the editor's PATH, not crow's."""
+
+_unavailable: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""Editor connection -> why its terminals cannot sandbox, once one showed it."""
+
+
+def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: list[str]) -> list[str]:
+    """`/bin/sh -c PRELUDE crow-sandbox bwrap ...`: the command in the sandbox, as the editor's machine sees paths.
+    `roots` are the session's roots as the editor named them."""
+    argv = [BWRAP, *opening(sandbox)]
+    if sandbox.level == "read_only":
+        argv += [arg for root in roots for arg in ("--crow-ro-bind", root)]
+    elif sandbox.level == "workspace":
+        entries = [*roots, *sandbox.writable]
+        kept = set(outermost(entries))  # checked on crow's machine: the editor's too, when it is the same one
+        bound = [path for path in entries if os.path.realpath(os.path.normpath(os.path.expanduser(path))) in kept]
+        argv += [arg for path in bound for arg in ("--crow-bind", path)]
+        argv += [arg for path in pins(sandbox, sorted(kept)) for arg in ("--crow-pin", path)]
+    hidden = [*sandbox.hidden, *(f"~/{store}" for store in SECRET_STORES)]
+    argv += [arg for path in dict.fromkeys(hidden) for arg in ("--crow-hide", path)]
+    return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
+
+
+def did_not_start(output: str, exit_code: int | None) -> str | None:
+    """Why the sandbox did not start, from the terminal's status and output; None when the command ran.
+    A command can only fake this to make crow ask more, never less."""
+    first = next((line.strip() for line in output.splitlines() if line.strip()), "")
+    if exit_code == PRELUDE_FAILED and first.startswith("crow: "):
+        fix = " (Debian: apt-get install bubblewrap)" if "not installed" in first else ""
+        return f"{first.removeprefix('crow: ')}{fix}"
+    if exit_code == 1 and first.startswith("bwrap: "):
+        return f"bubblewrap cannot create its namespaces there ({first}): {NAMESPACE_FIX}"
+    return None
+
+
+def mark_unavailable(client: Any, why: str) -> None:
+    _unavailable[client] = why
+
+
+def unavailable_in_editor(client: Any) -> str | None:
+    """Why this editor's terminals cannot sandbox, once one of them showed it; None until then."""
+    why = _unavailable.get(client)
+    return f"the editor's machine cannot sandbox commands: {why}" if why else None
