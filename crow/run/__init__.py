@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from crow.exits import FAILED, INTERRUPTED, SETUP, Exit, die_by
-from crow.run.options import RunOptions
+from crow.run.options import HostOptions, RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
 log = logging.getLogger("crow.run")
@@ -37,6 +38,19 @@ def make_view(options: RunOptions, screen: Screen):  # -> View
 
 def run_prompt(options: RunOptions) -> int:
     """Run one prompt; the exit status follows crow/exits.py. Ctrl-C at any moment is 130, quietly."""
+    from crow.run.session import drive
+
+    return host(
+        options, lambda screen: make_view(options, screen), lambda view, agent, stop: drive(options, view, agent)
+    )
+
+
+Drive = Callable[[Any, Any, "Stop"], Awaitable[int]]
+"""What to do with the hosted agent: (view, agent, stop) -> exit status."""
+
+
+def host(options: HostOptions, view_for: Callable[[Screen], Any], drive: Drive) -> int:
+    """Host the agent in this process, with the terminal kept for the view, and `drive` it."""
     from crow_acp.server.stdio import configure_logging
 
     lines = OutputLines(options.verbose)
@@ -44,10 +58,10 @@ def run_prompt(options: RunOptions) -> int:
     status = INTERRUPTED
     with caught_output(lines, lambda: stop(signal.SIGPIPE)) as screen:
         configure_logging(options.log_dir, stderr=options.verbose)  # stderr is caught: shown only with -v
-        view = make_view(options, screen)
+        view = view_for(screen)
         lines.show = view.log
         try:
-            status = asyncio.run(_main(options, view, lines, stop))
+            status = asyncio.run(_main(options, view, lines, stop, drive))
         except KeyboardInterrupt:
             view.interrupted()
             return INTERRUPTED
@@ -78,7 +92,7 @@ class Stop:
             self.task.get_loop().call_soon_threadsafe(self.task.cancel)  # a view may write from the drain thread
 
 
-async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) -> int:
+async def _main(options: HostOptions, view: Any, lines: OutputLines, stop: Stop, drive: Drive) -> int:
     loop = asyncio.get_running_loop()
     lines.loop = loop
     stop.task = asyncio.current_task()
@@ -87,10 +101,7 @@ async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) 
             loop.add_signal_handler(sig, stop, sig)
     if options.agent is None:  # an --agent may bring its own store
         await _check_store(options.config)
-    agent = _build_agent(options)
-    from crow.run.session import drive
-
-    return await drive(options, view, agent)
+    return await drive(view, _build_agent(options), stop)
 
 
 async def _check_store(config: Any) -> None:
@@ -101,7 +112,7 @@ async def _check_store(config: Any) -> None:
         raise Exit(SETUP, f"the session store does not answer ({store_location(config)}): {problem}")
 
 
-def _build_agent(options: RunOptions) -> Any:
+def _build_agent(options: HostOptions) -> Any:
     from crow.agent_loader import load_agent
     from crow.logfile import log_hint
     from crow_acp.server import startup_gc

@@ -1,4 +1,4 @@
-"""What one `crow run` was asked to do, as the command line said it."""
+"""What one `crow run` or `crow chat` was asked to do, as the command line said it."""
 
 from __future__ import annotations
 
@@ -7,19 +7,26 @@ from pathlib import Path
 from typing import Any
 
 
-@dataclass
-class RunOptions:
-    prompt: str
+@dataclass(kw_only=True)
+class HostOptions:
+    """What hosting the agent in this process needs, for a one-shot run and a conversation alike."""
+
     cwd: str
     log_dir: Path
     session: str | None = None
-    approve: bool = False
-    format: str = "text"
-    raw: bool = False
-    """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
+    """A stored session to continue (crow run --session; crow chat starts in it)."""
     verbose: bool = False
     agent: str | None = None
     """--agent: the agent to host instead of the default one."""
     config: Any = None
     """The loaded configuration (crow_acp.config.Config), --model applied."""
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class RunOptions(HostOptions):
+    prompt: str
+    approve: bool = False
+    format: str = "text"
+    raw: bool = False
+    """In a pipe or file, the answer keeps its control characters (escape sequences); a terminal never gets them."""
