@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
         "--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent"
     )
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
+    chat = commands.add_parser("chat", parents=[agent], help="talk with the agent on this terminal (also: crow alone)")
+    chat.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
+    chat.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
     sessions.add_argument("id", nargs="?", help="a session id (for show and delete)")
@@ -92,6 +95,9 @@ class _Version(argparse.Action):
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv and sys.stdin.isatty() and sys.stdout.isatty():
+        argv = ["chat"]  # `crow` alone on a terminal talks; in a pipe or script it still asks for a command
     try:
         args = _parser().parse_args(argv)
         if args.home:
@@ -107,14 +113,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
+    if args.command in ("acp", "run", "chat", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
         from crow.private_memory import make_non_dumpable
         from crow_acp.acp.schema import import_schema
 
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
-    if args.command in ("acp", "run"):
+    if args.command in ("acp", "run", "chat"):
         from crow_acp.server import startup_gc
 
         startup_gc.pause()  # resumed once the agent is built
@@ -123,6 +129,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         return run_terminal(args)
+    if args.command == "chat":
+        from crow.chat import chat_command
+
+        return chat_command(args.model, args.agent, resolve_cwd(args.cwd), verbose=args.verbose)
     if args.command == "serve":
         from crow.serve_cmd import serve_command
 

@@ -7,6 +7,7 @@ are printed for good once they finish, with their diff. Permission prompts show 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -230,6 +231,9 @@ class LiveView:
             if not answer.endswith("\n"):
                 self.out.print()  # Ctrl-D left the cursor on the question line
             return answer
+        except asyncio.CancelledError:  # the turn was cancelled (crow chat): the cursor leaves the question line
+            self.out.print()
+            raise
         finally:
             self._show_live()
 

@@ -1,0 +1,92 @@
+"""One conversation's state: the hosted agent, the session it talks in, and the turn that is running.
+
+Ctrl-C during a turn cancels it (session/cancel; open permission questions are answered "cancelled") and the
+conversation goes on; a second Ctrl-C before the turn has stopped ends crow as Ctrl-C ends `crow run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+from rich.text import Text
+
+from crow.exits import USAGE, Exit
+from crow.run import Stop
+from crow.run.link import AgentLink, Turn
+from crow.run.live import LiveView
+from crow.run.view import printable
+
+PAGE = 10
+"""Sessions /sessions lists from this directory, and from elsewhere."""
+
+
+class Chat:
+    def __init__(self, link: AgentLink, view: LiveView, cwd: str, stop: Stop) -> None:
+        self.link = link
+        self.client = link.client
+        self.view = view
+        self.cwd = cwd
+        self.stop = stop
+        self.session_id = ""
+        self.turn: asyncio.Future[Turn] | None = None
+        self.cancelling: asyncio.Task[None] | None = None
+
+    def say(self, message: str, style: str = "dim") -> None:
+        self.view.out.print(Text(printable(message), style=style))
+
+    def _forget_usage(self) -> None:
+        self.client.usage = self.view.used = self.view.cost = None
+
+    async def new(self) -> None:
+        self._forget_usage()
+        self.session_id = await self.link.new_session(self.cwd)
+
+    async def resume(self, wanted: str) -> list[Any]:
+        """Load a stored session by id; its history is returned to be shown (crow/chat/replay.py)."""
+        info = await self.find_session(wanted)
+        transcript: list[Any] = []
+        self._forget_usage()
+        await self.link.load_session(info.cwd, info.session_id, transcript)
+        self.session_id = info.session_id
+        return transcript
+
+    async def find_session(self, wanted: str) -> Any:
+        """The stored session with this id (session/list's SessionInfo), or Exit naming the mistake."""
+        for info in await self.sessions():
+            if info.session_id == wanted:
+                return info
+        raise Exit(USAGE, f"no stored session {wanted!r} (/sessions lists them)")
+
+    async def sessions(self, cwd: str | None = None) -> list[Any]:
+        """Stored sessions (in `cwd` only, when given), newest first."""
+        found: list[Any] = []
+        cursor: str | None = None
+        while True:
+            page = await self.link.served.call(self.link.conn.list_sessions(cwd=cwd, cursor=cursor))
+            found += page.sessions
+            cursor = page.next_cursor
+            if not cursor:
+                return sorted(found, key=lambda info: info.updated_at or "", reverse=True)
+
+    async def send(self, text: str) -> None:
+        """One turn; it ends with its closing line, or the agent's error, and the conversation goes on."""
+        self.turn = asyncio.ensure_future(self.link.prompt(self.session_id, text))
+        try:
+            turn = await self.turn
+        finally:
+            self.turn, self.cancelling = None, None
+        if turn.error is not None:
+            self.view.error(turn.error, self.session_id)
+        else:
+            self.view.stop(turn.stop_reason or "end_turn", self.session_id)
+
+    def interrupt(self) -> None:
+        """SIGINT. At the prompt Ctrl-C is a key (the editor reads the terminal raw): a signal then is ignored."""
+        if self.turn is None:
+            return
+        if self.cancelling is not None:  # a second Ctrl-C: the user wants out, now
+            self.stop(signal.SIGINT)
+            return
+        self.cancelling = asyncio.ensure_future(self.link.cancel(self.session_id))
