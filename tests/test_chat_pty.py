@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pexpect
+import pytest
 from helpers import crow_command, crow_env
 from spawn import python as spawn_python
 
@@ -214,10 +215,17 @@ def test_crow_alone_on_a_terminal_is_a_conversation_and_elsewhere_asks_for_a_com
         )
 
 
-def test_no_model_key_is_one_line(crow_home, tmp_path):
-    env = {k: v for k, v in crow_env(crow_home, "").items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+@pytest.mark.parametrize("problem", ["no model key", "store down"])
+def test_a_setup_problem_is_one_line_with_status_3(crow_home, tmp_path, problem):
+    env = crow_env(crow_home, "http://127.0.0.1:9/v1")
+    if problem == "no model key":  # the default OpenAI endpoint, without a key
+        env = {k: v for k, v in env.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    else:  # a closed port: nothing answers there
+        env["CROW_DATABASE_URL"] = "postgresql://crow@127.0.0.1:9/crow"
     child = spawn(env, tmp_path, "chat")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 3
-    assert child.before.count("crow: ") == 1 and "Traceback" not in child.before
+    screen = child.before
+    assert child.exitstatus == 3, screen
+    assert screen.count("crow: ") == 1 and "Traceback" not in screen
+    assert "session store does not answer" in screen if problem == "store down" else "OPENAI_API_KEY" in screen

@@ -31,7 +31,7 @@ class Chat:
         self.stop = stop
         self.session_id = ""
         self.turn: asyncio.Future[Turn] | None = None
-        self.cancelling: asyncio.Task[None] | None = None
+        self.cancelling: asyncio.Future[None] | None = None
 
     def say(self, message: str, style: str = "dim") -> None:
         self.view.out.print(Text(printable(message), style=style))
@@ -41,7 +41,7 @@ class Chat:
 
     async def new(self) -> None:
         self._forget_usage()
-        self.session_id = await self.link.new_session(self.cwd)
+        await self._switch(await self.link.new_session(self.cwd))
 
     async def resume(self, wanted: str) -> list[Any]:
         """Load a stored session by id; its history is returned to be shown (crow/chat/replay.py)."""
@@ -49,8 +49,14 @@ class Chat:
         transcript: list[Any] = []
         self._forget_usage()
         await self.link.load_session(info.cwd, info.session_id, transcript)
-        self.session_id = info.session_id
+        await self._switch(info.session_id)
         return transcript
+
+    async def _switch(self, session_id: str) -> None:
+        """Talk in `session_id` from now on; the session left is closed, once the new one is open."""
+        left, self.session_id = self.session_id, session_id
+        if left and left != session_id:
+            await self.link.close_session(left)
 
     async def find_session(self, wanted: str) -> Any:
         """The stored session with this id (session/list's SessionInfo), or Exit naming the mistake."""

@@ -4,6 +4,7 @@ initialize, open or load a session, prompt, cancel, and the session's options an
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from crow.logfile import log_hint
 from crow.run.client import TerminalClient
 from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
 
+log = logging.getLogger("crow.run")
 NOT_FOUND = -32002
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line to the client may carry a whole file's diff
 CAPABILITIES = ClientCapabilities(
@@ -64,6 +66,13 @@ class AgentLink:
         finally:
             self.client.replaying, self.client.transcript = False, None
         self.client.session_opened(response.config_options)
+
+    async def close_session(self, session_id: str) -> None:
+        """Free a session this conversation left (its MCP servers, its lease); it stays stored."""
+        try:
+            await self.served.call(self.conn.close_session(session_id=session_id))
+        except RequestError as exc:  # it stays open until crow ends, as it would have without this
+            log.warning("closing session %s failed: %s", session_id, message_of(exc))
 
     async def prompt(self, session_id: str, text: str) -> Turn:
         """One turn. Cancelled from outside (Ctrl-C in crow run), it stops the turn so the session records it."""
