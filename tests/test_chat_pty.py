@@ -229,3 +229,21 @@ def test_a_setup_problem_is_one_line_with_status_3(crow_home, tmp_path, problem)
     assert child.exitstatus == 3, screen
     assert screen.count("crow: ") == 1 and "Traceback" not in screen
     assert "session store does not answer" in screen if problem == "store down" else "OPENAI_API_KEY" in screen
+
+
+def test_an_agent_that_refuses_or_never_ends_its_session_list_leaves_the_conversation_going(crow_home, tmp_path):
+    agent = Path(__file__).parent / "agents" / "chat_agent.py"
+    with ScriptedModel([Reply(text="Still talking.")]) as model:
+        child = spawn(crow_env(crow_home, model.base_url), tmp_path, "chat", "--agent", f"{agent}:build")
+        started(child)
+        say(child, "/sessions")
+        child.expect(shown("crow: the session list is gone"))
+        child.expect(PROMPT)
+        say(child, "/sessions")  # a cursor that never ends: read up to a bound, then listed (nothing)
+        child.expect("no stored sessions")
+        child.expect(PROMPT)
+        say(child, "hello")
+        child.expect("Still talking.")
+        status, screen = leave(child, tmp_path)
+    assert status == 0, screen
+    assert "Traceback" not in screen

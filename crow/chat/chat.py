@@ -20,6 +20,8 @@ from crow.run.view import printable
 
 PAGE = 10
 """Sessions /sessions lists from this directory, and from elsewhere."""
+MAX_PAGES = 20
+"""Pages of session/list read at most."""
 
 
 class Chat:
@@ -69,12 +71,13 @@ class Chat:
         """Stored sessions (in `cwd` only, when given), newest first."""
         found: list[Any] = []
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_PAGES):  # an agent (--agent) whose cursor never ends must not hold the prompt
             page = await self.link.served.call(self.link.conn.list_sessions(cwd=cwd, cursor=cursor))
             found += page.sessions
             cursor = page.next_cursor
             if not cursor:
-                return sorted(found, key=lambda info: info.updated_at or "", reverse=True)
+                break
+        return sorted(found, key=lambda info: info.updated_at or "", reverse=True)
 
     async def send(self, text: str) -> None:
         """One turn; it ends with its closing line, or the agent's error, and the conversation goes on."""

@@ -6,13 +6,15 @@ import asyncio
 import signal
 from typing import Any
 
+from acp import RequestError
+
 from crow.chat.chat import Chat
 from crow.chat.commands import Commands
 from crow.chat.editor import LineEditor, SlashCompleter
 from crow.exits import OK, Exit
 from crow.run import Stop
 from crow.run.client import TerminalClient
-from crow.run.link import linked
+from crow.run.link import linked, message_of
 from crow.run.live import LiveView
 from crow.run.options import HostOptions
 from crow.run.session import show_warnings
@@ -59,3 +61,5 @@ async def _talk(chat: Chat, commands: Commands, editor: LineEditor) -> int:
                 await chat.send(line)
         except Exit as mistake:  # a command's mistake (no such session): one line, and the conversation goes on
             chat.say(f"crow: {mistake.message}", "red")
+        except RequestError as refused:  # the agent refused a command's request (session/list, an option)
+            chat.say(f"crow: {message_of(refused)}", "red")
