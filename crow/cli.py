@@ -77,6 +77,18 @@ def _parser() -> argparse.ArgumentParser:
         "--raw", action="store_true", help="in a pipe or file, write the answer's control characters as sent"
     )
     run.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
+    chat = commands.add_parser("chat", parents=[agent], help="talk with the agent on this terminal (also: crow alone)")
+    chat.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
+    start = chat.add_mutually_exclusive_group()
+    start.add_argument("--session", metavar="ID", help="talk in a stored session: its id, or a unique prefix (6+)")
+    start.add_argument(
+        "-c", "--continue", dest="continue_last", action="store_true", help="continue this directory's latest session"
+    )
+    start.add_argument(
+        "--resume", dest="resume_chat", nargs="?", const="", metavar="ID", help="like --session; no id: pick one"
+    )
+    add_permission_flags(chat)
+    chat.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
     sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
@@ -119,14 +131,17 @@ class _Version(argparse.Action):
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv and sys.stdin.isatty() and sys.stdout.isatty():
+        argv = ["chat"]  # `crow` alone on a terminal talks; in a pipe or script it still asks for a command
     try:
         parser = _parser()
         args = parser.parse_args(argv)
         if args.command is None and not (args.continue_chat or args.resume_chat is not None):
             parser.error("the following arguments are required: COMMAND")
-        if args.command is None:
-            sys.exit(start_chat(args))
-        if args.continue_chat or args.resume_chat is not None:
+        if args.command is None:  # `crow -c` and `crow --resume [ID]` are `crow chat -c` and `crow chat --resume`
+            args = parser.parse_args(["chat", *argv])
+        elif args.continue_chat or args.resume_chat is not None:
             raise Exit(USAGE, f"--continue and --resume come after the command there: crow {args.command} --continue")
         if args.home:
             os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
@@ -141,14 +156,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("acp", "run", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
+    if args.command in ("acp", "run", "chat", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
         from crow.private_memory import make_non_dumpable
         from crow_acp.acp.schema import import_schema
 
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
-    if args.command in ("acp", "run"):
+    if args.command in ("acp", "run", "chat"):
         from crow_acp.server import startup_gc
 
         startup_gc.pause()  # resumed once the agent is built
@@ -157,6 +172,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "run":
         return run_terminal(args)
+    if args.command == "chat":
+        from crow.chat import chat_command
+
+        return chat_command(args, resolve_cwd(args.cwd))
     if args.command == "serve":
         from crow.serve_cmd import serve_command
 
@@ -168,16 +187,6 @@ def _dispatch(args: argparse.Namespace) -> int:
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
-
-
-def start_chat(args: argparse.Namespace) -> int:
-    """`crow --continue` / `crow --resume [ID]`: the interactive session is not in this build yet."""
-    from crow.run.resume import resolve_start_session
-
-    session = resolve_start_session(args, resolve_cwd("."))
-    raise Exit(
-        USAGE, f'the interactive session is not here yet: continue it with crow run --session {session} "prompt"'
-    )
 
 
 def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:

@@ -1,16 +1,17 @@
 """Coming back to a session from the command line: ids by unique prefix (6 characters or more) wherever an id
 is taken, `crow run --continue` (this directory's latest session, never another directory's) and
-`--session`, and `crow --continue` / `crow --resume` until the interactive session exists."""
+`--session`, and `crow --continue` / `crow --resume` opening the conversation in it (`crow chat`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
 
-import pytest
+import pexpect
 from helpers import crow_command, crow_env
 
 from crow_acp.history import StoredMessage
@@ -132,16 +133,16 @@ def test_run_refuses_continue_with_session_and_an_ambiguous_prefix(crow_home: Pa
     )
 
 
-def test_top_level_continue_and_resume_name_the_session(crow_home: Path, tmp_path: Path):
-    """Until the interactive session is built, they resolve the session and say how to continue it."""
-    seed(crow_home, [("eeeeee-here", tmp_path, "here", 1000.0), ("ffffff-here", tmp_path, "later", 2000.0)])
+def test_top_level_continue_and_resume_need_a_terminal(crow_home: Path, tmp_path: Path):
+    """`crow -c` and `crow --resume` are the conversation (`crow chat -c`, `crow chat --resume`): not in a pipe."""
+    seed(crow_home, [("eeeeee-here", tmp_path, "here", 1000.0)])
     env = crow_env(crow_home, "http://127.0.0.1:9/v1")
     continued = crow(env, "--continue", cwd=tmp_path)
     resumed = crow(env, "--resume", "eeeeee", cwd=tmp_path)
     picker = crow(env, "--resume", cwd=tmp_path)  # stdin is not a terminal
     assert continued.returncode == resumed.returncode == picker.returncode == 2
-    assert continued.stderr.endswith('crow run --session ffffff-here "prompt"\n'), continued.stderr
-    assert resumed.stderr.endswith('crow run --session eeeeee-here "prompt"\n'), resumed.stderr
+    assert continued.stderr.startswith("crow: crow chat needs a terminal"), continued.stderr
+    assert resumed.stderr.startswith("crow: crow chat needs a terminal"), resumed.stderr
     assert picker.stderr == (
         "crow: --resume without an id picks on a terminal; stdin is not one: give an id (`crow sessions` lists them)\n"
     )
@@ -149,8 +150,64 @@ def test_top_level_continue_and_resume_name_the_session(crow_home: Path, tmp_pat
     assert bare.returncode == 2 and "the following arguments are required: COMMAND" in bare.stderr
 
 
+def chat_child(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
+    command = crow_command(*args)
+    return pexpect.spawn(
+        command[0],
+        command[1:],
+        env={**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 120),
+    )
+
+
+def leave_chat(child: pexpect.spawn) -> None:
+    child.expect(re.escape("\x1b[?2004h"))  # the line editor reads
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_continue_opens_this_directorys_latest_session_in_the_conversation(crow_home: Path, tmp_path: Path):
+    """Yesterday's session here is continued; a newer one in another directory is not chosen."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir(), elsewhere.mkdir()
+    yesterday = time.time() - 86400
+    seed(
+        crow_home,
+        [
+            ("aaaaaa-old-here", here, "older", yesterday - 3600),
+            ("bbbbbb-yesterday", here, "yesterday", yesterday),
+            ("cccccc-elsewhere", elsewhere, "newer elsewhere", time.time()),
+        ],
+    )
+    child = chat_child(crow_env(crow_home, "http://127.0.0.1:9/v1"), here, "--continue")
+    child.expect(r"answer in yesterday")  # the resumed history, shown compactly
+    child.expect(r"session (\S+) · /help")
+    assert child.match.group(1) == "bbbbbb-yesterday"
+    leave_chat(child)
+
+
+def test_resume_in_the_conversation_takes_a_prefix_and_lists_an_ambiguous_one(crow_home: Path, tmp_path: Path):
+    seed(
+        crow_home,
+        [("dddddd-one", tmp_path, "first", 1000.0), ("dddddd-two", tmp_path, "second", 2000.0)],
+    )
+    child = chat_child(crow_env(crow_home, "http://127.0.0.1:9/v1"), tmp_path, "chat")
+    child.expect(r"session \S+ · /help")
+    child.expect(re.escape("\x1b[?2004h"))
+    child.send("/resume dddddd\r")
+    child.expect(r"'dddddd' is the start of 2 sessions")
+    child.expect(re.escape("\x1b[?2004h"))
+    child.send("/resume dddddd-o\r")
+    child.expect(r"answer in first")
+    leave_chat(child)
+
+
 def test_the_picker_numbers_this_directorys_sessions(crow_home: Path, tmp_path: Path):
-    pexpect = pytest.importorskip("pexpect")
     seed(
         crow_home,
         [
@@ -160,14 +217,12 @@ def test_the_picker_numbers_this_directorys_sessions(crow_home: Path, tmp_path: 
         ],
     )
     env = crow_env(crow_home, "http://127.0.0.1:9/v1")
-    command = crow_command("--resume")
-    child = pexpect.spawn(command[0], command[1:], env=env, cwd=str(tmp_path), encoding="utf-8", timeout=60)
+    child = chat_child(env, tmp_path, "--resume")
     child.expect(r"resume which session \(1-2\)\? ")
     listed = child.before.splitlines()
     assert [line.split()[:2] for line in listed if line.strip()] == [["1", "222222-b"], ["2", "111111-a"]]
     child.sendline("2")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 2
-    assert 'crow run --session 111111-a "prompt"' in child.before
+    child.expect(r"answer in alpha")  # the conversation opens in the session picked
+    child.expect(r"session 111111-a · /help")
+    leave_chat(child)
     assert os.path.exists(crow_home / "sessions.db")

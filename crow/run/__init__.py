@@ -13,10 +13,11 @@ import asyncio
 import logging
 import signal
 import sqlite3
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from crow.exits import FAILED, INTERRUPTED, SETUP, USAGE, Exit, die_by
-from crow.run.options import RunOptions
+from crow.run.options import HostOptions, RunOptions
 from crow.run.screen import OutputLines, Screen, caught_output
 
 log = logging.getLogger("crow.run")
@@ -38,6 +39,19 @@ def make_view(options: RunOptions, screen: Screen):  # -> View
 
 def run_prompt(options: RunOptions) -> int:
     """Run one prompt; the exit status follows crow/exits.py. Ctrl-C at any moment is 130, quietly."""
+    from crow.run.session import drive
+
+    return host(
+        options, lambda screen: make_view(options, screen), lambda view, agent, stop: drive(options, view, agent)
+    )
+
+
+Drive = Callable[[Any, Any, "Stop"], Awaitable[int]]
+"""What to do with the hosted agent: (view, agent, stop) -> exit status."""
+
+
+def host(options: HostOptions, view_for: Callable[[Screen], Any], drive: Drive) -> int:
+    """Host the agent in this process, with the terminal kept for the view, and `drive` it."""
     from crow_acp.server.stdio import configure_logging
 
     lines = OutputLines(options.verbose)
@@ -45,10 +59,10 @@ def run_prompt(options: RunOptions) -> int:
     status = INTERRUPTED
     with caught_output(lines, lambda: stop(signal.SIGPIPE)) as screen:
         configure_logging(options.log_dir, stderr=options.verbose)  # stderr is caught: shown only with -v
-        view = make_view(options, screen)
+        view = view_for(screen)
         lines.show = view.log
         try:
-            status = asyncio.run(_main(options, view, lines, stop))
+            status = asyncio.run(_main(options, view, lines, stop, drive))
         except KeyboardInterrupt:
             view.interrupted()
             return INTERRUPTED
@@ -79,7 +93,7 @@ class Stop:
             self.task.get_loop().call_soon_threadsafe(self.task.cancel)  # a view may write from the drain thread
 
 
-async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) -> int:
+async def _main(options: HostOptions, view: Any, lines: OutputLines, stop: Stop, drive: Drive) -> int:
     loop = asyncio.get_running_loop()
     lines.loop = loop
     stop.task = asyncio.current_task()
@@ -91,10 +105,7 @@ async def _main(options: RunOptions, view: Any, lines: OutputLines, stop: Stop) 
         options.session = await _chosen_session(options)
     elif options.continue_last:
         raise Exit(USAGE, "--continue looks in crow's own store; with --agent, give --session and the whole id")
-    agent = _build_agent(options)
-    from crow.run.session import drive
-
-    return await drive(options, view, agent)
+    return await drive(view, _build_agent(options), stop)
 
 
 async def _check_store(config: Any) -> None:
@@ -105,7 +116,7 @@ async def _check_store(config: Any) -> None:
         raise Exit(SETUP, f"the session store does not answer ({store_location(config)}): {problem}")
 
 
-async def _chosen_session(options: RunOptions) -> str | None:
+async def _chosen_session(options: HostOptions) -> str | None:
     """The whole id of the session --session or --continue names (crow/run/resume.py), before the agent starts."""
     if options.session is None and not options.continue_last:
         return None
@@ -124,7 +135,7 @@ async def _chosen_session(options: RunOptions) -> str | None:
         await store.close()
 
 
-def _build_agent(options: RunOptions) -> Any:
+def _build_agent(options: HostOptions) -> Any:
     from crow.agent_loader import load_agent
     from crow.logfile import log_hint
     from crow_acp.server import startup_gc

@@ -7,6 +7,7 @@ are printed for good once they finish, with their diff. Permission prompts show 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -16,6 +17,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
+from crow.run.answer import StreamingAnswer
 from crow.run.plain import REFUSED, read_answer
 from crow.run.screen import Screen
 from crow.run.view import FINISHED, ToolState, closing_line, command_of, printable, unified_diff
@@ -53,11 +55,15 @@ def diff_text(item: Any, cwd: str) -> Text:
 class ActiveCalls:
     """The live region: every tool call that has not finished, re-rendered on each refresh."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: StreamingAnswer | None) -> None:
+        self.answer = answer
+        """The answer streaming as Markdown, above the calls (crow chat); None: the answer is printed as it comes."""
         self.calls: dict[str, ToolState] = {}
         self.spinners: dict[str, Spinner] = {}
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.answer is not None:
+            yield self.answer
         for state in list(self.calls.values()):
             if state.status != "in_progress":
                 yield Text.assemble(("○ ", "dim"), printable(state.title), ("  pending", "dim"))
@@ -70,7 +76,7 @@ class ActiveCalls:
 
 
 class LiveView:
-    def __init__(self, screen: Screen, *, approve: bool, verbose: bool, cwd: str) -> None:
+    def __init__(self, screen: Screen, *, approve: bool, verbose: bool, cwd: str, markdown: bool = False) -> None:
         self.approve = approve
         self.cwd = cwd
         self.verbose = verbose
@@ -80,7 +86,8 @@ class LiveView:
         width = None if sys.stdin.isatty() else os.get_terminal_size(screen.out.fileno()).columns
         self.out = Console(file=screen.out, highlight=False, width=width)
         self.err = Console(file=screen.err, highlight=False, width=width)
-        self.active = ActiveCalls()
+        self.answer = StreamingAnswer() if markdown else None
+        self.active = ActiveCalls(self.answer)
         self.live: Live | None = None
         self.streaming: str | None = None  # "text" or "thought" while a stream is mid-line
         self.at_line_start = True
@@ -90,7 +97,7 @@ class LiveView:
 
     # -- the live region
     def _show_live(self) -> None:
-        if self.active.calls and self.live is None:
+        if (self.active.calls or (self.answer and self.answer.text)) and self.live is None:
             self.live = Live(
                 self.active,
                 console=self.out,
@@ -107,6 +114,11 @@ class LiveView:
             self.live = None
 
     def _end_stream(self) -> None:
+        if self.streaming == "answer" and self.answer is not None:  # the live region is hidden: print it for good
+            if (markdown := self.answer.take()) is not None:
+                self.out.print(markdown)
+            self.streaming = None
+            return
         if not self.at_line_start:
             self.out.print()
             self.at_line_start = True
@@ -120,6 +132,13 @@ class LiveView:
 
     # -- the stream
     def text(self, chunk: str) -> None:
+        if self.answer is not None:
+            if self.streaming == "thought":
+                self._end_stream()
+            self.streaming = "answer"
+            self.answer.add(chunk)
+            self._show_live()
+            return
         self._hide_live()
         if self.streaming == "thought":
             self._end_stream()
@@ -128,6 +147,8 @@ class LiveView:
 
     def thought(self, chunk: str) -> None:
         self._hide_live()
+        if self.streaming == "answer":
+            self._end_stream()
         if self.streaming != "thought":
             self._end_stream()
             self.streaming = "thought"
@@ -210,6 +231,9 @@ class LiveView:
             if not answer.endswith("\n"):
                 self.out.print()  # Ctrl-D left the cursor on the question line
             return answer
+        except asyncio.CancelledError:  # the turn was cancelled (crow chat): the cursor leaves the question line
+            self.out.print()
+            raise
         finally:
             self._show_live()
 

@@ -8,7 +8,6 @@ The prefix lookup runs in the store (`find_prefix`), never over every session.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sqlite3
 import sys
@@ -98,16 +97,7 @@ def pick(records: list[SessionRecord], cwd: str, stdin: TextIO, out: TextIO) -> 
     return records[int(answer) - 1].id
 
 
-def resolve_start_session(args: argparse.Namespace, cwd: str) -> str | None:
-    """The session `crow --continue` or `crow --resume [ID]` opens in `cwd`; None: a new one."""
-    if not args.continue_chat and args.resume_chat is None:
-        return None
-    from crow.startup import load
-
-    config = load()
-    if args.continue_chat:
-        return on_store(config, lambda store: latest_in(store, cwd))
-    if args.resume_chat:
-        return on_store(config, lambda store: resolve_id(store, args.resume_chat))
+def pick_in(config: Config, cwd: str) -> str:
+    """`--resume` without an id: the session the user picks from `cwd`'s latest ones."""
     records = on_store(config, lambda store: store.list_sessions(cwd, limit=SHOWN))
     return pick(records, cwd, sys.stdin, sys.stderr)
