@@ -51,6 +51,7 @@ from ..events import (
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
 from .prompt_images import replayed_blocks
+from .update_door import send_update
 
 COMPACTED_MARKER = "Context compacted"
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class AcpUpdates:
                 )
             self.activities.add(event.activity_id)
         if update is not None:
-            await self.conn.session_update(session_id=event.session_id, update=update)
+            await send_update(self.conn, event.session_id, update)
 
 
 def event_update(event: Event) -> Any:
