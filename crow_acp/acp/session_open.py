@@ -35,6 +35,7 @@ from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
 from .updates import commands_update, replay_updates
+from .warnings import config_warnings
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -201,6 +202,8 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
+        for notice in config_warnings(session_id, self.config.warnings()):
+            await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
             await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
 
