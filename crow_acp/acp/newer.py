@@ -130,8 +130,9 @@ def named(update: Any, name: str | None) -> Any:
     """`update` (a tool_call or tool_call_update) carrying the tool's name; any other update as it is."""
     if name is None:
         return update
+    # The SDK model validated every field already: a replay of thousands of calls need not do it twice.
     if isinstance(update, ToolCallStart):
-        return NamedToolCallStart(**dict(update), name=name)
+        return NamedToolCallStart.model_construct(**dict(update), name=name)
     if isinstance(update, ToolCallProgress):
-        return NamedToolCallProgress(**dict(update), name=name)
+        return NamedToolCallProgress.model_construct(**dict(update), name=name)
     return update
