@@ -155,3 +155,17 @@ async def test_tool_calls_carry_the_name_the_model_called_live_and_on_load(crow_
         ]
         replayed = of_kind(await load(env, sid, tmp_path, {}), "tool_call")
     assert [(u["title"], u["name"], u["status"]) for u in replayed] == [(live[0]["title"], "read_file", "completed")]
+
+
+async def test_a_failed_compaction_says_why_and_leaves_nothing_to_replay(home, tmp_path):
+    brain = Brain()
+    brain.fail_summary = True
+    async with ScriptedModel(default=brain) as model:
+        env = crow_env(home, model.base_url)
+        async with raw_crow(env, capabilities=OPTED_IN) as crow:
+            sid = await compact_a_session(crow, tmp_path)
+            assert problems(wire_messages(crow.received)) == []
+            shown = of_kind(crow.updates, *COMPACTION)
+        assert [u["status"] for u in shown] == ["in_progress", "failed"]
+        assert "the summary request was refused" in shown[1]["error"] and "unchanged" in shown[1]["error"]
+        assert not of_kind(await load(env, sid, tmp_path, OPTED_IN), *COMPACTION), "the history was not compacted"
