@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+NoticeSeverity = Literal["info", "warning", "error"]
+CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,35 @@ class CommandsChanged:
     """SlashCommand objects, in the order the editor lists them."""
 
 
+@dataclass(frozen=True)
+class NoticeRaised:
+    """A warning of crow's own for the user (an MCP server died, a model retry, a lease lost...).
+
+    Never part of the history. A client that opted into notices gets it as a `notice`; any other
+    gets `instead`, the view it had before notices existed (None: nothing, only the log)."""
+
+    session_id: str
+    severity: NoticeSeverity
+    title: str
+    description: str | None = None
+    instead: ActivityReported | None = None
+
+
+@dataclass(frozen=True)
+class CompactionReported:
+    """A compaction's progress, one id per compaction; `summary` comes with its `completed` report.
+
+    A client that opted into compaction updates gets them; any other a tool call titled `title`
+    showing `text` (cancelled shows as failed)."""
+
+    session_id: str
+    compaction_id: str
+    status: CompactionStatus
+    title: str
+    text: str | None = None
+    summary: str | None = None
+
+
 Event = (
     TextDelta
     | ThoughtDelta
@@ -195,5 +226,7 @@ Event = (
     | ToolCallUpdated
     | PlanUpdated
     | CommandsChanged
+    | NoticeRaised
+    | CompactionReported
 )
 Observer = Callable[[Event], Awaitable[None] | None]

@@ -90,7 +90,8 @@ class EntryMeta:
     blocks: list[dict[str, Any]] | None = None
     """prompt: the ACP content blocks as the user sent them (what replay shows)."""
     message_id: str | None = None
-    """assistant replies: the id the live stream used, so replayed chunks group the same way."""
+    """assistant replies: the id the live stream used, so replayed chunks group the same way; summary:
+    the id of its compaction, so a load replays it as the same compaction."""
     reasoning: str | None = None
     """assistant replies: the reasoning text streamed before the reply."""
     tool: ToolDisplay | None = None

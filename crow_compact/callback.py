@@ -110,25 +110,27 @@ class Compaction:
         if cut is None:
             return Outcome(False, "Nothing to compact yet: only the latest turn is in the context.")
         older, first_kept, before = entries[head_size(entries) : cut], entries[cut], ledger.size
-        activity = await session.report(TITLE, status="in_progress", text=f"Summarizing {len(older)} messages")
-        summary, error = await self._summarize(session, older, focus, activity)
+        compaction = await session.report_compaction(
+            "in_progress", title=TITLE, text=f"Summarizing {len(older)} messages"
+        )
+        summary, error = await self._summarize(session, older, focus, compaction)
         if not error and not (session.entries() is entries and entries[cut] is first_kept):
             error = "the history changed while the summary was being written"
         if error:
             log.warning("compaction failed in session %s: %s", session.session_id, error)
             text = f"Compaction failed: {error}. The history is unchanged."
-            await session.report(TITLE, status="failed", text=text, activity_id=activity)
+            await session.report_compaction("failed", title=TITLE, text=text, compaction_id=compaction)
             return Outcome(False, text)
-        session.compact_messages(len(entries) - cut, summary)
+        session.compact_messages(len(entries) - cut, summary, compaction)
         after = await self.size(session)
         text = f"{before:,} → {after:,} tokens"
         log.info("compacted session %s: %d messages, %s", session.session_id, len(older), text)
-        await session.report(TITLE, status="completed", text=text, activity_id=activity)
+        await session.report_compaction("completed", title=TITLE, text=text, summary=summary, compaction_id=compaction)
         await session.report_usage(after)
         return Outcome(True, f"Context compacted: {text}.")
 
     async def _summarize(
-        self, session: SessionAccess, older: Sequence[Entry], focus: str, activity: str
+        self, session: SessionAccess, older: Sequence[Entry], focus: str, compaction: str
     ) -> tuple[str, str | None]:
         """The summary, or the reason there is none."""
         request = summary_request(older, focus=focus, max_chars=session.context_window * 2)
@@ -139,7 +141,7 @@ class Compaction:
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 text = "Cancelled. The history is unchanged."
-                await session.report(TITLE, status="failed", text=text, activity_id=activity)
+                await session.report_compaction("cancelled", title=TITLE, text=text, compaction_id=compaction)
             raise
         return summary, None if summary else "the model returned an empty summary"
 

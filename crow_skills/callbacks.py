@@ -68,6 +68,8 @@ class SkillsHook:
         if found.skills:
             session.add_tool(load_skill_tool(found))
         session.add_command(SlashCommand("skills", "List skills: source, status, warnings", self.list_command))
+        for warning in found.warnings:  # a client that takes notices sees what `crow run` shows at start
+            await session.notice("A skill was skipped", description=warning)
         # A loaded session may have been compacted after its last re-injection: check it once.
         self._compactions[session.session_id] = -1 if kwargs.get("loaded") else session.get_context("compactions", 0)
 

@@ -11,6 +11,7 @@ from helpers import RecordingClient, crow_env, text
 from hosted import hosted_crow
 
 from crow_acp.acp.connection import StreamedText, attach
+from crow_acp.acp.editor_link import EditorLink
 from crow_acp.acp.updates import AcpUpdates
 from crow_acp.acp.wire import StdioTransport
 from crow_acp.events import TextDelta, ThoughtDelta
@@ -49,8 +50,8 @@ async def test_only_a_connection_with_a_channel_skips_the_sdk():
     wired, other, wire = SdkConnection(), SdkConnection(), CapturedWire()
     attach(wired, wire)
     for conn in (wired, other):
-        await AcpUpdates(conn)(TextDelta("s-1", "m-1", "tok"))
-        await AcpUpdates(conn)(ThoughtDelta("s-1", "m-1", "hmm"))
+        await AcpUpdates(EditorLink(conn))(TextDelta("s-1", "m-1", "tok"))
+        await AcpUpdates(EditorLink(conn))(ThoughtDelta("s-1", "m-1", "hmm"))
     assert wired.updates == [] and [u.session_update for u in other.updates] == [
         "agent_message_chunk",
         "agent_thought_chunk",

@@ -1,5 +1,6 @@
 """`crow acp` driven by the TypeScript ACP SDK (@agentclientprotocol/sdk), the client editors embed:
-config options (model, thinking level, mode), the older mode API, a prompt, cost, and fork.
+config options (model, thinking level, mode), the older mode API, a prompt, cost, and fork; and, as a client
+that opts into them (ts_client/notices.mjs), notices and compaction updates.
 
 The SDK is installed from the lock file on first run (npm ci in tests/ts_client, as `.ci/run` also does), so the
 README's one test command is enough; the test runs offline after that.
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from helpers import crow_env, write_config
+from test_compact_e2e import FILLER, Brain
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -30,14 +32,14 @@ model = "plain-id"
 """
 
 
-def run_client(env: dict[str, str]) -> dict:
+def run_client(env: dict[str, str], script: str = "client.mjs") -> dict:
     node, npm = shutil.which("node"), shutil.which("npm")
     assert node and npm, "node and npm are needed for the TypeScript SDK test (.ci/run installs them)"
     if not (CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
         command = [npm, "ci", "--prefix", str(CLIENT), "--no-audit", "--no-fund"]
         installed = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert installed.returncode == 0, installed.stderr[-4000:]
-    done = subprocess.run([node, str(CLIENT / "client.mjs")], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([node, str(CLIENT / script)], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -82,3 +84,27 @@ def test_the_typescript_sdk_sees_and_sets_the_config_options(crow_home, tmp_path
         == "hi from crow"
     )
     assert model.requests[0]["reasoning_effort"] == "high"
+
+
+def test_the_typescript_sdk_sees_notices_and_compaction_updates(crow_home, tmp_path):
+    """A client of the SDK that opts into notices and compaction updates (ACP 1.25) gets them, parsed."""
+    write_config(
+        crow_home, 'model = "fast"\n[models.default]\nmodel = "m"\n[compaction]\nthreshold = 300\nkeep_last = 2\n'
+    )
+    prompts = [f"turn one [p=100] {FILLER}", f"turn two [p=200] {FILLER}", "turn three [p=420]"]
+    with ScriptedModel(default=Brain()) as model:
+        env = crow_env(crow_home, model.base_url)
+        env |= {"CROW_COMMAND": json.dumps([sys.executable, "-m", "crow", "acp"]), "CROW_CWD": str(tmp_path)}
+        seen = run_client(env | {"CROW_PROMPTS": json.dumps(prompts)}, "notices.mjs")
+
+    assert seen["stopReasons"] == ["end_turn"] * 3
+    [notice] = [u for u in seen["updates"] if u["sessionUpdate"] == "notice"]
+    assert notice["severity"] == "warning" and "'fast' is not a profile" in notice["description"]
+    compaction = [u for u in seen["updates"] if u["sessionUpdate"].startswith("compaction_")]
+    assert [(u["sessionUpdate"], u.get("status")) for u in compaction] == [
+        ("compaction_update", "in_progress"),
+        ("compaction_summary_chunk", None),
+        ("compaction_update", "completed"),
+    ]
+    assert compaction[1]["content"]["text"].startswith("SUMMARY-1")
+    assert not [u for u in seen["updates"] if u.get("title") == "Compacting context"]

@@ -137,7 +137,7 @@ class AcpAgent:
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
         self.editor.conn = conn
-        self.outbox.observers.insert(0, AcpUpdates(conn))
+        self.outbox.observers.insert(0, AcpUpdates(self.editor))
 
     async def initialize(
         self,

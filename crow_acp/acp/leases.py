@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
+from ..events import NoticeRaised
 from ..store import LeaseLost, SessionBusy, SessionStore
+from .warnings import taken_over
 
 if TYPE_CHECKING:
     from ..core.session import Session
@@ -54,6 +56,8 @@ class Leases:
         """Its client is gone for now (`crow serve`: no request, no stream): its sessions' leases are not
         renewed, so another process may take them over once they expire (lease_ttl), as if this one died."""
         self._closing: set[asyncio.Task[Any]] = set()
+        self.warn: Callable[[NoticeRaised], Awaitable[None]] | None = None
+        """Where the user is told that a session was taken over (the Outbox sets it)."""
 
     async def take(self, session_id: str) -> None:
         """Lease the session to this agent, or raise the error the editor shows.
@@ -131,9 +135,14 @@ class Leases:
         if lost.session_id in self.taken_over:
             return
         self.taken_over[lost.session_id] = lost
-        task = asyncio.create_task(self._lost(lost.session_id))
+        task = asyncio.create_task(self._taken_over(lost))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def _taken_over(self, lost: LeaseLost) -> None:
+        if self.warn is not None:
+            await self.warn(taken_over(lost.session_id, str(lost)))
+        await self._lost(lost.session_id)
 
     async def give_back(self, session_id: str) -> None:
         store = self._store()

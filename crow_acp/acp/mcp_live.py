@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from ..events import ActivityReported, CommandsChanged
+from ..events import ActivityReported, CommandsChanged, NoticeRaised
 from .mcp_prompts import prompt_commands
 
 if TYPE_CHECKING:
@@ -37,11 +37,12 @@ def attach(session: Session) -> None:
 
 
 async def report_failures(session: Session) -> None:
-    """Show each MCP server that failed to start or died later, once; the session goes on without it."""
+    """Show each MCP server that failed to start or died later, once (as a notice to a client that takes
+    them, else as a failed tool call); the session goes on without it."""
     for server in session.mcp.new_failures():
         title = f"MCP server {server.spec.name!r} is unavailable"
-        activity_id = f"mcp-{uuid.uuid4().hex[:8]}"
-        await session.emit(ActivityReported(session.id, activity_id, title, "failed", "other", server.error))
+        report = ActivityReported(session.id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error)
+        await session.emit(NoticeRaised(session.id, "warning", title, server.error, instead=report))
 
 
 def all_commands(session: Session) -> list[SlashCommand]:

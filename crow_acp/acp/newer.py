@@ -13,10 +13,13 @@ Every feature is offered only to a client that advertised it: ClientFeatures say
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from acp.schema import InitializeRequest
-from pydantic import model_validator
+from acp.schema import InitializeRequest, TextContentBlock, ToolCallProgress, ToolCallStart
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..events import CompactionStatus, NoticeSeverity
+from .update_door import NewerUpdate
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,64 @@ class NewerInitializeRequest(InitializeRequest):
         if isinstance(data, dict):
             data = {**data, "client_features": ClientFeatures.from_capabilities(data.get("clientCapabilities"))}
         return data
+
+
+# ---- Notices, compaction updates (1.25) and the tool call's `name` (1.22): sent through update_door ----
+
+
+class Notice(NewerUpdate, BaseModel):
+    """zNotice, the `notice` session update: live information for the user, never part of the history.
+
+    Sent only to a client that advertised `clientCapabilities.session.notices`."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")]
+    severity: NoticeSeverity
+    title: Annotated[str, Field(min_length=1)]
+    description: str | None = None
+
+
+class CompactionUpdate(NewerUpdate, BaseModel):
+    """zCompactionUpdate: a compaction's status; the first one fixes its place in the timeline, later
+    ones with the same id patch it. Sent only to a client that advertised `session.compaction`."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")]
+    compaction_id: Annotated[str, Field(alias="compactionId")]
+    status: CompactionStatus
+    summary: list[TextContentBlock] | None = None
+    """The whole summary (a replay sends it here; live, it streams as CompactionSummaryChunk)."""
+    error: str | None = None
+
+
+class CompactionSummaryChunk(NewerUpdate, BaseModel):
+    """zCompactionSummaryChunk: a piece of a compaction's summary, appended in the order received."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")]
+    compaction_id: Annotated[str, Field(alias="compactionId")]
+    content: TextContentBlock
+
+
+class NamedToolCallStart(ToolCallStart, NewerUpdate):
+    """zToolCall with `name`: the tool's name as the model called it (stable since 1.22)."""
+
+    name: str | None = None
+
+
+class NamedToolCallProgress(ToolCallProgress, NewerUpdate):
+    """zToolCallUpdate with `name`."""
+
+    name: str | None = None
+
+
+def named(update: Any, name: str | None) -> Any:
+    """`update` (a tool_call or tool_call_update) carrying the tool's name; any other update as it is."""
+    if name is None:
+        return update
+    # The SDK model validated every field already: a replay of thousands of calls need not do it twice.
+    if isinstance(update, ToolCallStart):
+        return NamedToolCallStart.model_construct(**dict(update), name=name)
+    if isinstance(update, ToolCallProgress):
+        return NamedToolCallProgress.model_construct(**dict(update), name=name)
+    return update

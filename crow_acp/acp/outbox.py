@@ -2,7 +2,8 @@
 
 Nothing may reach the editor for a session before its session/new or session/load response has
 gone out, so an opening session's events are held until then. What the editor is about to see is
-stored first, and nothing more of a session another process took over reaches it.
+stored first, and nothing more of a session another process took over reaches it (but the notice
+that says so).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.hooks import call_user_code
-from ..events import Event, Observer
+from ..events import Event, NoticeRaised, Observer
 
 if TYPE_CHECKING:
     from .leases import Leases
@@ -23,6 +24,7 @@ class Outbox:
         self._leases = leases
         self._store_opened = store_opened
         self._held: dict[str, list[Event]] = {}
+        leases.warn = self.emit
 
     def hold(self, session_id: str) -> None:
         """Keep the session's events back until `stop_holding` (its response has not gone out yet)."""
@@ -36,8 +38,13 @@ class Outbox:
         if (held := self._held.get(event.session_id)) is not None:
             held.append(event)
             return
-        # Flushing is free when nothing is queued; a store never opened has nothing queued.
-        if self._store_opened() and not await self._leases.flushed(event.session_id):
+        # Flushing is free when nothing is queued; a store never opened has nothing queued. A notice is
+        # never stored, so it has nothing to wait for, and it may tell the user that the session was lost.
+        if (
+            not isinstance(event, NoticeRaised)
+            and self._store_opened()
+            and not await self._leases.flushed(event.session_id)
+        ):
             return
         for observer in self.observers:
             await call_user_code(observer, event)

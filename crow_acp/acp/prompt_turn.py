@@ -33,6 +33,7 @@ from .prompt_blocks import split_command, user_text
 from .prompt_images import hide_images
 from .prompt_input import PromptRefused, model_content, stored_blocks
 from .titles import name_session
+from .warnings import model_error, model_retries_shown
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -109,7 +110,7 @@ class TurnRunner:
         if session.control.cancelled_since(cancels):  # arrived while the user message was being recorded
             return "cancelled", None
         try:
-            with session.control.cancellable() as scope:
+            with session.control.cancellable() as scope, model_retries_shown(session):
                 stop = await work()
             return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
@@ -132,6 +133,8 @@ class TurnRunner:
 
     async def _finish_turn(self, session: Session, text: str, stop: str, error: BaseException | None) -> None:
         if error:
+            if (notice := model_error(session.id, error)) is not None:
+                await self._emit(notice)
             await self._emit(ErrorOccurred(session.id, str(error), error))
         await self._emit(TurnFinished(session.id, stop))
         await self.name(session, text)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from .update_door import send_update
+
 
 class UpdateSink(Protocol):
     async def send_updates(self, session_id: str, updates: Iterable[Any]) -> None:
@@ -26,4 +28,4 @@ class OneByOne:
 
     async def send_updates(self, session_id: str, updates: Iterable[Any]) -> None:
         for update in updates:
-            await self.conn.session_update(session_id=session_id, update=update)
+            await send_update(self.conn, session_id, update)

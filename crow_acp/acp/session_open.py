@@ -36,6 +36,7 @@ from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
 from .updates import commands_update, replay_updates
+from .warnings import config_warnings
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -134,7 +135,7 @@ class SessionOpener:
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         if (sink := self.editor.replay_sink()) is not None:
-            await sink.send_updates(session_id, replay_updates(entries))
+            await sink.send_updates(session_id, replay_updates(entries, self.editor.features))
 
     async def _restore(
         self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None
@@ -205,6 +206,8 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
+        for notice in config_warnings(session_id, self.config.warnings()):
+            await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
             await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
 

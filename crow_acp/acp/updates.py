@@ -30,13 +30,16 @@ from acp.schema import (
 from ..api import SlashCommand
 from ..core.plan_tool import NAME as PLAN_TOOL
 from ..core.plan_tool import parse_plan
+from ..core.session import SUMMARY_PREFIX
 from ..events import (
     ActivityReported,
     CommandsChanged,
+    CompactionReported,
     Cost,
     ErrorOccurred,
     Event,
     ModelCallFinished,
+    NoticeRaised,
     PlanUpdated,
     TextDelta,
     ThoughtDelta,
@@ -50,18 +53,26 @@ from ..events import (
 )
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
+from .editor_link import EditorLink
+from .newer import ClientFeatures, named
+from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .prompt_images import replayed_blocks
+from .update_door import send_update
 
-COMPACTED_MARKER = "Context compacted"
+NO_FEATURES = ClientFeatures()
 log = logging.getLogger(__name__)
 
 
 class AcpUpdates:
     """The observer that streams events to the editor, in order, as they happen."""
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
+    def __init__(self, editor: EditorLink) -> None:
+        self.editor = editor
         self.activities: set[str] = set()
+
+    @property
+    def conn(self) -> Any:
+        return self.editor.conn
 
     async def __call__(self, event: Event) -> None:
         try:
@@ -74,6 +85,9 @@ class AcpUpdates:
             kind: StreamedKind = "agent_message_chunk" if isinstance(event, TextDelta) else "agent_thought_chunk"
             await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))
             return  # a streamed reply's chunks: no pydantic round trip (acp_connection.py)
+        if isinstance(event, NoticeRaised | CompactionReported):
+            await self._send_newer(event)
+            return
         update = event_update(event)
         if isinstance(event, ActivityReported):
             # The first report of an activity starts a tool call; later ones update it.
@@ -83,7 +97,21 @@ class AcpUpdates:
                 )
             self.activities.add(event.activity_id)
         if update is not None:
-            await self.conn.session_update(session_id=event.session_id, update=update)
+            await send_update(self.conn, event.session_id, update)
+
+    async def _send_newer(self, event: NoticeRaised | CompactionReported) -> None:
+        """A notice or compaction: the newer updates to a client that opted in, else the older view."""
+        features = self.editor.features
+        if isinstance(event, NoticeRaised):
+            if features.notices:
+                await send_update(self.conn, event.session_id, notice(event))
+            elif event.instead is not None:
+                await self._send(event.instead)
+        elif features.compaction:
+            for update in compaction_updates(event):
+                await send_update(self.conn, event.session_id, update)
+        else:
+            await self._send(compaction_activity(event))
 
 
 def event_update(event: Event) -> Any:
@@ -96,8 +124,8 @@ def event_update(event: Event) -> Any:
             return AgentThoughtChunk(
                 session_update="agent_thought_chunk", content=text_block(text), message_id=message_id
             )
-        case ToolCallStarted(_, call_id, _, arguments, view):
-            return start_tool_call(
+        case ToolCallStarted(_, call_id, name, arguments, view):
+            started = start_tool_call(
                 call_id,
                 view.title,
                 kind=view.kind,
@@ -105,11 +133,12 @@ def event_update(event: Event) -> Any:
                 raw_input=arguments,
                 locations=_locations(view.locations),
             )
+            return named(started, name)
         case ToolCallRunning(_, call_id):
             return update_tool_call(call_id, status="in_progress")
-        case ToolCallFinished(_, call_id, _, result, status):
+        case ToolCallFinished(_, call_id, name, result, status):
             content = result.content or [tool_content(text_block(result.text))]
-            return update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output)
+            return named(update_tool_call(call_id, status=status, content=content, raw_output=result.raw_output), name)
         case ModelCallFinished(_, usage, _, window, cost):
             return UsageUpdate(session_update="usage_update", used=usage.total_tokens, size=window, cost=_cost(cost))
         case UsageChanged(_, used, window, cost):
@@ -151,14 +180,16 @@ def commands_update(commands: list[SlashCommand]) -> Any:
     )
 
 
-def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
-    """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest."""
+def replay_updates(entries: list[StoredMessage], features: ClientFeatures = NO_FEATURES) -> Iterator[Any]:
+    """What the user saw, rebuilt from the store: archived history, compactions, then the rest."""
+    called: dict[str, str] = {}  # call id -> the tool's name as the model called it
     for entry in entries:
         message, meta = entry.message, entry.meta
+        called.update(_called_names(message))
         if not meta.replayed:
             continue
         if meta.kind == "summary":
-            yield start_tool_call(f"compaction-{entry.row_id}", COMPACTED_MARKER, kind="other", status="completed")
+            yield replayed_compaction(entry, _text(message.get("content")).removeprefix(SUMMARY_PREFIX), features)
             continue
         match message["role"]:
             case "user":
@@ -166,7 +197,8 @@ def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
             case "assistant":
                 yield from _assistant_chunks(message, meta)
             case "tool":
-                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"))
+                name = called.get(message["tool_call_id"]) or (meta.tool.name if meta.tool else None)
+                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"), name)
 
 
 def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
@@ -185,14 +217,28 @@ def _assistant_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
         yield AgentMessageChunk(session_update="agent_message_chunk", content=text_block(text), message_id=message_id)
 
 
-def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
+def _called_names(message: dict) -> dict[str, str]:
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not isinstance(calls, list):
+        return {}
+    return {
+        call["id"]: call["function"]["name"]
+        for call in calls
+        if isinstance(call, dict)
+        and isinstance(call.get("function"), dict)
+        and isinstance(call.get("id"), str)
+        and isinstance(call["function"].get("name"), str)
+    }
+
+
+def _tool_updates(message: dict, tool: ToolDisplay, name: str | None) -> Iterator[Any]:
     call_id = message["tool_call_id"]
     # A terminal id dies with the process that made it, so a replayed command shows its output as text.
     stored = tool.content or []
     content: list[Any] = [item for item in stored if item.get("type") != "terminal"]
     if not content or len(content) < len(stored):
         content.append(tool_content(text_block(message.get("content") or "")))
-    yield start_tool_call(
+    started = start_tool_call(
         call_id,
         tool.title or tool.name,
         kind=tool.kind,
@@ -201,6 +247,7 @@ def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
         locations=_locations(tool.locations),
         content=content,
     )
+    yield named(started, name)
     if tool.name == PLAN_TOOL and tool.status == "completed":  # the plan panel as it was then
         try:
             yield event_update(PlanUpdated("", tuple(parse_plan(tool.raw_input))))

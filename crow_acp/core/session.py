@@ -155,7 +155,7 @@ class Session(Conversation):
         return title
 
 
-def compact_history(session: Session, keep_last: int, summary: str) -> int:
+def compact_history(session: Session, keep_last: int, summary: str, compaction_id: str | None = None) -> int:
     history = session.history
     head = 1 if history and history[0].message["role"] == "system" else 0
     cut = max(head, len(history) - max(keep_last, 1))
@@ -165,7 +165,10 @@ def compact_history(session: Session, keep_last: int, summary: str) -> int:
         return 0
     old, tail = history[head:cut], history[cut:]
     new = [
-        StoredMessage({"role": "user", "content": SUMMARY_PREFIX + summary}, EntryMeta("summary", replaced=len(old))),
+        StoredMessage(
+            {"role": "user", "content": SUMMARY_PREFIX + summary},
+            EntryMeta("summary", message_id=compaction_id, replaced=len(old)),
+        ),
         # Strict chat templates demand user/assistant alternation, and the kept tail starts with a user turn.
         StoredMessage({"role": "assistant", "content": SUMMARY_ACK}, EntryMeta("ack")),
         *(StoredMessage(entry.message, entry.meta.with_copy()) for entry in tail),

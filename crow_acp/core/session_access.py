@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import (
     ActivityReported,
+    CompactionReported,
+    CompactionStatus,
+    NoticeRaised,
+    NoticeSeverity,
     PlanEntry,
     PlanUpdated,
     ToolCallUpdated,
@@ -197,14 +201,14 @@ class SessionView(SessionAccess):
         request, self._s.compaction_request = self._s.compaction_request, None
         return request
 
-    def compact_messages(self, keep_last: int, summary: str) -> int:
+    def compact_messages(self, keep_last: int, summary: str, compaction_id: str | None = None) -> int:
         """Replace all but the last `keep_last` messages (and the system message) with `summary`.
 
         The cut moves back to the nearest user message, so an assistant tool call is never split
         from its results. The old messages stay in the store for replay. Returns how many
         messages were replaced (0 when there is nothing older than the kept tail).
         """
-        return compact_history(self._s, keep_last, summary)
+        return compact_history(self._s, keep_last, summary, compaction_id)
 
     async def report(
         self,
@@ -214,11 +218,29 @@ class SessionView(SessionAccess):
         kind: ToolKind = "other",
         text: str | None = None,
         activity_id: str | None = None,
+        notice: NoticeSeverity | None = None,
     ) -> str:
         """Show progress in the editor as a tool call; reuse the returned id to update it."""
         activity_id = activity_id or f"crow-{uuid.uuid4().hex[:12]}"
-        await self._s.emit(ActivityReported(self._s.id, activity_id, title, status, kind, text))
+        report = ActivityReported(self._s.id, activity_id, title, status, kind, text)
+        await self._s.emit(report if notice is None else NoticeRaised(self._s.id, notice, title, text, report))
         return activity_id
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "warning") -> None:
+        await self._s.emit(NoticeRaised(self._s.id, severity, title, description))
+
+    async def report_compaction(
+        self,
+        status: CompactionStatus,
+        *,
+        title: str,
+        text: str | None = None,
+        summary: str | None = None,
+        compaction_id: str | None = None,
+    ) -> str:
+        compaction_id = compaction_id or f"compaction-{uuid.uuid4().hex[:12]}"
+        await self._s.emit(CompactionReported(self._s.id, compaction_id, status, title, text, summary))
+        return compaction_id
 
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""

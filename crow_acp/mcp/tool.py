@@ -74,14 +74,16 @@ class McpTool:
 
 
 async def _restart(server: ToolServer, context: ToolContext) -> None:
-    """Restart a stdio server that died (once per server), and tell the user either way."""
+    """Restart a stdio server that died (once per server), and tell the user either way (as notices to a
+    client that takes them, else as a tool call)."""
     name = server.spec.name
-    activity = await context.session.report(f"Restarting MCP server {name!r}", status="in_progress")
+    report = context.session.report
+    activity = await report(f"Restarting MCP server {name!r}", status="in_progress", notice="info")
     if await server.restart():
-        await context.session.report(f"Restarted MCP server {name!r}", activity_id=activity)
+        await report(f"Restarted MCP server {name!r}", activity_id=activity, notice="info")
     else:
         title = f"MCP server {name!r} did not restart"
-        await context.session.report(title, status="failed", text=server.error, activity_id=activity)
+        await report(title, status="failed", text=server.error, activity_id=activity, notice="error")
 
 
 def result_text(result: Any) -> str:

@@ -101,9 +101,9 @@ class OpenAIModelClient:
 
     def _openai(self) -> AsyncOpenAI:
         if self._client is None:
-            from openai import AsyncOpenAI
+            from .retries import reporting_client
 
-            self._client = AsyncOpenAI(
+            self._client = reporting_client()(
                 api_key=self.config.api_key(),
                 base_url=self.profile.base_url,
                 max_retries=self.config.max_retries,

@@ -40,6 +40,7 @@ from acp.schema import (
 
 from ..acp.agent import AcpAgent
 from ..acp.prompt_blocks import as_dicts, user_text
+from ..acp.update_door import send_update
 from ..errors import CrowError
 from .conn import MemberConnection, attribute, replay_graph
 from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions, stored_members
@@ -297,7 +298,7 @@ class MultiAgent:
         if (graph := self._routes.get(editor_sid)) is not None and graph.blackboard.unflushed:
             await graph.flush()  # a blackboard change is stored before the editor sees what follows it
         if self.conn is not None:
-            await self.conn.session_update(session_id=editor_sid, update=update)
+            await send_update(self.conn, editor_sid, update)
 
     def _release_after_response(self, graph: Graph) -> None:
         """Runs once the session/new|load response has gone out (the SDK queues it before this task runs)."""

@@ -147,4 +147,5 @@ def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
                 ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text)
             )
         ]
-    return [out for update in replay_updates([entry]) for out in attribute(graph, name, update)]
+    features = graph.agents[name].editor.features  # what the editor advertised (every member was told)
+    return [out for update in replay_updates([entry], features) for out in attribute(graph, name, update)]

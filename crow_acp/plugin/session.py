@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..events import PlanEntry, ToolKind, ToolResult, ToolStatus, ToolView, Usage
+from ..events import CompactionStatus, NoticeSeverity, PlanEntry, ToolKind, ToolResult, ToolStatus, ToolView, Usage
 from ..history import StoredMessage
 from .blackboard import SessionBlackboard
 
@@ -101,12 +101,13 @@ class SessionAccess(Protocol):
     def take_compaction_request(self) -> str | None:
         """For the compaction callback: the pending request's focus ("" without one), now cleared."""
 
-    def compact_messages(self, keep_last: int, summary: str) -> int:
+    def compact_messages(self, keep_last: int, summary: str, compaction_id: str | None = None) -> int:
         """Replace all but the last `keep_last` messages (and the system message) with `summary`.
 
         The cut moves back to the nearest user message, so an assistant tool call is never split
         from its results. The old messages stay in the store for replay. Returns how many
-        messages were replaced (0 when there is nothing older than the kept tail).
+        messages were replaced (0 when there is nothing older than the kept tail). `compaction_id`
+        is the id its `report_compaction` calls used: a load replays it as the same compaction.
         """
 
     async def report(
@@ -117,8 +118,30 @@ class SessionAccess(Protocol):
         kind: ToolKind = "other",
         text: str | None = None,
         activity_id: str | None = None,
+        notice: NoticeSeverity | None = None,
     ) -> str:
-        """Show progress in the editor as a tool call; reuse the returned id to update it."""
+        """Show progress in the editor as a tool call; reuse the returned id to update it.
+
+        With `notice`, the report is a warning of that severity: a client that opted into notices
+        gets it as a `notice` (title and text) instead of the tool call."""
+
+    async def notice(self, title: str, *, description: str | None = None, severity: NoticeSeverity = "warning") -> None:
+        """Warn the user, outside the history: a `notice` to a client that opted into notices, nothing to others."""
+
+    async def report_compaction(
+        self,
+        status: CompactionStatus,
+        *,
+        title: str,
+        text: str | None = None,
+        summary: str | None = None,
+        compaction_id: str | None = None,
+    ) -> str:
+        """Show a compaction's progress; reuse the returned id for its later reports.
+
+        A client that opted into compaction updates gets `compaction_update` (and `summary`, given
+        with `completed`, as `compaction_summary_chunk`); any other a tool call titled `title`
+        showing `text` (cancelled shows as failed)."""
 
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp.http.server import OutboundStream
-from acp.meta import CLIENT_METHODS
-from acp.schema import SessionNotification
-from acp.utils import serialize_params
+
+from ..acp.update_door import SESSION_UPDATE, update_params
 
 BATCH_BYTES = 64 * 1024
 """A replay is cut into batches of about this size: the client reads the first while crow builds the next,
@@ -46,8 +45,7 @@ class UpdateBatch:
 
 def encode_update(session_id: str, update: Any) -> str:
     """The notification as the SDK's connection writes it (AgentSideConnection.session_update)."""
-    params = serialize_params(SessionNotification(session_id=session_id, update=update))
-    message = {"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params}
+    message = {"jsonrpc": "2.0", "method": SESSION_UPDATE, "params": update_params(session_id, update)}
     return json.dumps(message, separators=(",", ":"))
 
 
