@@ -137,7 +137,7 @@ class AcpAgent:
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
         self.editor.conn = conn
-        self.outbox.observers.insert(0, AcpUpdates(conn))
+        self.outbox.observers.insert(0, AcpUpdates(conn, lambda: self.editor.features))
 
     async def initialize(
         self,

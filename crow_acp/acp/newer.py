@@ -15,8 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acp.schema import InitializeRequest
+from acp.schema import (
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    InitializeRequest,
+    PlanEntry,
+    PlanUpdateItems,
+    PlanUpdateMarkdown,
+)
 from pydantic import model_validator
+
+from ..events import PlanRemoved, PlanUpdated
 
 
 @dataclass(frozen=True)
@@ -72,3 +81,24 @@ class NewerInitializeRequest(InitializeRequest):
         if isinstance(data, dict):
             data = {**data, "client_features": ClientFeatures.from_capabilities(data.get("clientCapabilities"))}
         return data
+
+
+# Plan operations (schema 1.34): `plan_update` with a planId (a checklist or a Markdown plan) and
+# `plan_removed`, for a client that advertised `clientCapabilities.plan`. The SDK's schema carries
+# them already (unstable models), so they travel as every other update does. The stable spec gives a
+# Markdown plan an optional absolute `path`; neither the SDK's models nor the zod schema of
+# @agentclientprotocol/sdk 2.4.0 know that field yet, so crow sends it in the plan's `_meta`.
+
+
+def plan_operation(event: PlanUpdated | PlanRemoved) -> AgentPlanContentUpdate | AgentPlanRemovedUpdate:
+    """The plan operation that shows `event` to a client with plan operations."""
+    if isinstance(event, PlanRemoved):
+        return AgentPlanRemovedUpdate(session_update="plan_removed", plan_id=event.plan_id)
+    plan: PlanUpdateItems | PlanUpdateMarkdown
+    if event.markdown is not None:
+        meta = {"path": event.path} if event.path else None
+        plan = PlanUpdateMarkdown(type="markdown", plan_id=event.plan_id, content=event.markdown, field_meta=meta)
+    else:
+        entries = [PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in event.entries]
+        plan = PlanUpdateItems(type="items", plan_id=event.plan_id, entries=entries)
+    return AgentPlanContentUpdate(session_update="plan_update", plan=plan)

@@ -133,7 +133,7 @@ class SessionOpener:
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         if (sink := self.editor.replay_sink()) is not None:
-            await sink.send_updates(session_id, replay_updates(entries))
+            await sink.send_updates(session_id, replay_updates(entries, self.editor.features.plan))
 
     async def _restore(
         self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None

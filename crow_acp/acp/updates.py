@@ -7,7 +7,7 @@ This is the only module that knows the shapes of ACP updates: the live stream is
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from acp import plan_entry, start_tool_call, text_block, tool_content, update_plan, update_tool_call
@@ -29,7 +29,7 @@ from acp.schema import (
 
 from ..api import SlashCommand
 from ..core.plan_tool import NAME as PLAN_TOOL
-from ..core.plan_tool import parse_plan
+from ..core.plan_tool import plan_event
 from ..events import (
     ActivityReported,
     CommandsChanged,
@@ -37,6 +37,7 @@ from ..events import (
     ErrorOccurred,
     Event,
     ModelCallFinished,
+    PlanRemoved,
     PlanUpdated,
     TextDelta,
     ThoughtDelta,
@@ -50,6 +51,7 @@ from ..events import (
 )
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
+from .newer import ClientFeatures, plan_operation
 from .prompt_images import replayed_blocks
 
 COMPACTED_MARKER = "Context compacted"
@@ -59,8 +61,10 @@ log = logging.getLogger(__name__)
 class AcpUpdates:
     """The observer that streams events to the editor, in order, as they happen."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, features: Callable[[], ClientFeatures] = ClientFeatures) -> None:
         self.conn = conn
+        self.features = features
+        """What the client advertised at initialize (which comes after the connection is made)."""
         self.activities: set[str] = set()
 
     async def __call__(self, event: Event) -> None:
@@ -75,6 +79,8 @@ class AcpUpdates:
             await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))
             return  # a streamed reply's chunks: no pydantic round trip (acp_connection.py)
         update = event_update(event)
+        if isinstance(event, PlanUpdated | PlanRemoved) and self.features().plan:
+            update = plan_operation(event)
         if isinstance(event, ActivityReported):
             # The first report of an activity starts a tool call; later ones update it.
             if event.activity_id in self.activities:
@@ -123,8 +129,12 @@ def event_update(event: Event) -> Any:
             return SessionInfoUpdate(session_update="session_info_update", title=title)
         case CommandsChanged(_, commands):
             return commands_update(list(commands))
-        case PlanUpdated(_, entries):
+        case PlanUpdated(_, entries, _, markdown):
+            if markdown is not None:
+                return None  # a legacy `plan` is a checklist: the Markdown stays in the tool call
             return update_plan([plan_entry(e.content, priority=e.priority, status=e.status) for e in entries])
+        case PlanRemoved():
+            return update_plan([])  # how a legacy editor's plan is cleared
         case ErrorOccurred() | TurnFinished():
             return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
     return None
@@ -151,8 +161,11 @@ def commands_update(commands: list[SlashCommand]) -> Any:
     )
 
 
-def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
-    """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest."""
+def replay_updates(entries: list[StoredMessage], plan_operations: bool = False) -> Iterator[Any]:
+    """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest.
+    A legacy editor's plan panel is shown as it was at each plan call; an editor with plan operations
+    gets the last state of each plan once, at the end (a plan removed since is not shown)."""
+    plans: dict[str, PlanUpdated] = {}
     for entry in entries:
         message, meta = entry.message, entry.meta
         if not meta.replayed:
@@ -166,7 +179,17 @@ def replay_updates(entries: list[StoredMessage]) -> Iterator[Any]:
             case "assistant":
                 yield from _assistant_chunks(message, meta)
             case "tool":
-                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"))
+                tool = meta.tool or ToolDisplay("tool")
+                yield from _tool_updates(message, tool)
+                if (plan := _plan_shown(tool)) is None:
+                    continue
+                if plan_operations:
+                    plans.pop(plan.plan_id, None)
+                    if isinstance(plan, PlanUpdated):
+                        plans[plan.plan_id] = plan
+                elif (update := event_update(plan)) is not None:
+                    yield update  # the plan panel as it was then
+    yield from (plan_operation(plan) for plan in plans.values())
 
 
 def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
@@ -201,11 +224,16 @@ def _tool_updates(message: dict, tool: ToolDisplay) -> Iterator[Any]:
         locations=_locations(tool.locations),
         content=content,
     )
-    if tool.name == PLAN_TOOL and tool.status == "completed":  # the plan panel as it was then
-        try:
-            yield event_update(PlanUpdated("", tuple(parse_plan(tool.raw_input))))
-        except ValueError:  # another tool by that name (a plugin's): nothing to show
-            pass
+
+
+def _plan_shown(tool: ToolDisplay) -> PlanUpdated | PlanRemoved | None:
+    """What a stored plan call showed the editor, if it is one."""
+    if tool.name != PLAN_TOOL or tool.status != "completed":
+        return None
+    try:
+        return plan_event("", tool.raw_input)
+    except ValueError:  # another tool by that name (a plugin's): nothing to show
+        return None
 
 
 def _text(content: Any) -> str:
