@@ -13,17 +13,24 @@ Every feature is offered only to a client that advertised it: ClientFeatures say
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from acp.schema import (
+    AgentCapabilities,
     AgentPlanContentUpdate,
     AgentPlanRemovedUpdate,
+    ForkSessionRequest,
     InitializeRequest,
+    InitializeResponse,
+    LoadSessionRequest,
+    NewSessionRequest,
     PlanEntry,
     PlanUpdateItems,
     PlanUpdateMarkdown,
+    ResumeSessionRequest,
+    SessionCapabilities,
 )
-from pydantic import model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from ..events import PlanRemoved, PlanUpdated
 
@@ -102,3 +109,45 @@ def plan_operation(event: PlanUpdated | PlanRemoved) -> AgentPlanContentUpdate |
         entries = [PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in event.entries]
         plan = PlanUpdateItems(type="items", plan_id=event.plan_id, entries=entries)
     return AgentPlanContentUpdate(session_update="plan_update", plan=plan)
+
+
+# Client system prompts (schema 1.30): `systemPrompt` {mode, content} on session/new, load, resume and
+# fork, which the SDK's models drop; crow keeps it raw as `system_prompt` and checks it itself
+# (acp/system_prompt.py answers -32602 for a bad one). Advertised as `sessionCapabilities.systemPrompt`,
+# `mode.override` saying that crow also lets the client's prompt replace its own.
+
+
+class _CarriesSystemPrompt(BaseModel):
+    system_prompt: Annotated[Any, Field(alias="systemPrompt")] = None
+    """The raw `systemPrompt` object, or None when the request has none."""
+
+
+class NewerNewSessionRequest(NewSessionRequest, _CarriesSystemPrompt):
+    """`session/new`, with its `systemPrompt`."""
+
+
+class NewerLoadSessionRequest(LoadSessionRequest, _CarriesSystemPrompt):
+    """`session/load`, with its `systemPrompt`."""
+
+
+class NewerResumeSessionRequest(ResumeSessionRequest, _CarriesSystemPrompt):
+    """`session/resume`, with its `systemPrompt`."""
+
+
+class NewerForkSessionRequest(ForkSessionRequest, _CarriesSystemPrompt):
+    """`session/fork`, with its `systemPrompt`."""
+
+
+class NewerSessionCapabilities(SessionCapabilities):
+    system_prompt: Annotated[dict[str, Any] | None, Field(alias="systemPrompt")] = None
+    """zSessionSystemPromptCapabilities: `{}` for append only, `{"mode": {"override": {}}}` for both."""
+
+
+class NewerAgentCapabilities(AgentCapabilities):
+    session_capabilities: Annotated[NewerSessionCapabilities, Field(alias="sessionCapabilities")] = (
+        NewerSessionCapabilities()
+    )
+
+
+class NewerInitializeResponse(InitializeResponse):
+    agent_capabilities: Annotated[NewerAgentCapabilities, Field(alias="agentCapabilities")] = NewerAgentCapabilities()
