@@ -8,7 +8,8 @@ routed again with a model that keeps the newer client capabilities (newer.py): t
 with models that keep `systemPrompt` (the handlers receive it raw as `system_prompt`). Every connection crow
 serves (stdio, `crow run`'s in-memory pair, `crow serve`) is built here: unstable methods on (close,
 resume, fork), and the missing routes added through the SDK's own `route_request`, which routes a
-method only to an agent that has its handler, as for every other method.
+method only to an agent that has its handler, as for every other method. `$/cancel_request` is
+answered by request_cancel.py, which holds the connection's other reach into the SDK's internals.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .newer import (
     NewerNewSessionRequest,
     NewerResumeSessionRequest,
 )
+from .request_cancel import CancellableRequests
 
 MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session"),
@@ -49,4 +51,5 @@ def agent_connection(agent: Any, transport: Any, *, listening: bool) -> AgentSid
     assert isinstance(router, MessageRouter)
     for method, model, handler in MISSING:
         router.route_request(method, model, agent, handler, adapt_result=normalize_result)
+    CancellableRequests(connection._conn)  # `$/cancel_request`, which the SDK does not know (request_cancel.py)
     return connection

@@ -153,6 +153,29 @@ class SessionOpener:
         `prompt`: the client's system prompt, which replaces the stored one (None keeps it)."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
+        try:
+            await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
+        except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
+            await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
+            raise
+
+    async def _abandon(self, session_id: str) -> None:
+        """A reopen cut short: the session closed again and its lease given back, so a later load works."""
+        self.outbox.stop_holding(session_id)
+        if self.sessions.is_open(session_id):
+            await self.sessions.release(session_id, "closed")
+        else:
+            await self.sessions.leases.give_back(session_id)
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        replay: bool,
+        prompt: ClientPrompt | None,
+    ) -> None:
         entries = await self._stored_entries(session_id)
         self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories, prompt)
