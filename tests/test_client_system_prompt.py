@@ -8,9 +8,13 @@ import json
 import sqlite3
 from typing import Any
 
+import anyio
 import pytest
-from helpers import crow_env
+from acp import RequestError
+from helpers import RecordingClient, crow_env, text
+from history_checks import session_ids
 from inproc import crow
+from multi_support import functions, in_process
 from raw_wire import RawCrow, raw_crow
 from zod_check import problems, wire_messages
 
@@ -122,3 +126,21 @@ async def test_hooks_see_the_effective_system_prompt(crow_home, tmp_path, monkey
         await agent.prompt(prompt=[{"type": "text", "text": "hi"}], session_id=sid)
     assert seen == ["Only this."]
     assert model.requests[0]["messages"][0] == {"role": "system", "content": "Only this."}
+
+
+async def test_a_graph_of_agents_gives_it_to_every_member(crow_home, tmp_path, monkeypatch):
+    names = ("alpha", "beta", "gamma", "merger")
+    models = functions(**{name: [Reply(text=f"from {name}")] for name in names})
+    async with in_process(RecordingClient(), "build_parallel", crow_home, models, monkeypatch) as conn:
+        with anyio.fail_after(60):
+            bad = {"cwd": str(tmp_path), "mcp_servers": [], "system_prompt": {"mode": "prepend", "content": []}}
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(**bad)
+            assert refused.value.code == -32602
+            override = system_prompt("override", "Be brief.")
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[], system_prompt=override)).session_id
+            await conn.prompt(session_id=sid, prompt=[text("go")])
+    assert len(session_ids(crow_home)) == len(names)  # one per member, none from the refused request
+    assert {name: models[name].requests[0]["messages"][0]["content"] for name in names} == dict.fromkeys(
+        names, "Be brief."
+    )
