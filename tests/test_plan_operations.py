@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
-from helpers import crow_env
+from helpers import RecordingClient, crow_env, text
+from multi_support import functions, in_process
 from raw_wire import INITIALIZE, RawCrow, raw_crow
 from zod_check import problems, wire_messages
 
+from crow_acp.acp.newer import ClientFeatures
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -87,3 +90,27 @@ async def test_a_client_without_plan_operations_keeps_the_legacy_plan(crow_home,
     cleared = {"sessionUpdate": "plan", "entries": []}
     assert dropped == [cleared]
     assert replayed_after == [LEGACY_ITEMS, cleared]
+
+
+async def test_a_graph_of_agents_replays_the_last_state_of_its_plans(crow_home, tmp_path, monkeypatch):
+    def plan_then(arguments: dict[str, Any], words: str) -> list[Reply]:
+        return [Reply(tool_calls=[ToolCall("write_plan", arguments)]), Reply(text=words)]
+
+    scripts = {
+        "coder": plan_then(ITEMS, "coded"),
+        "reviewer": plan_then({"entries": []}, "reviewed"),
+        "tester": plan_then({"markdown": MARKDOWN["markdown"]}, "tested"),
+    }
+    live, reloaded, features = RecordingClient(), RecordingClient(), ClientFeatures(plan=True)
+    models = functions(**scripts)
+    async with in_process(live, "build", crow_home, models, monkeypatch, features=features) as conn:
+        with anyio.fail_after(60):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("build it")])
+    async with in_process(reloaded, "build", crow_home, models, monkeypatch, features=features) as conn:
+        with anyio.fail_after(60):
+            await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+    kinds = [u.session_update for u in live.updates if u.session_update in PLAN_KINDS]
+    assert kinds == ["plan_update", "plan_removed", "plan_update"]
+    replayed = [u for u in reloaded.updates if u.session_update in PLAN_KINDS]
+    assert [(u.plan.type, u.plan.plan_id) for u in replayed] == [("markdown", "plan")]  # once, the last state

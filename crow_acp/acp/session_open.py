@@ -38,7 +38,7 @@ from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
 from .stored import copy_session
 from .system_prompt import client_prompt
-from .updates import commands_update, replay_updates
+from .updates import commands_update, replay_with_plans
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -192,7 +192,7 @@ class SessionOpener:
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         if (sink := self.editor.replay_sink()) is not None:
-            await sink.send_updates(session_id, replay_updates(entries, self.editor.features.plan))
+            await sink.send_updates(session_id, replay_with_plans(entries, self.editor.features.plan))
 
     async def _restore(
         self,

@@ -161,11 +161,33 @@ def commands_update(commands: list[SlashCommand]) -> Any:
     )
 
 
-def replay_updates(entries: list[StoredMessage], plan_operations: bool = False) -> Iterator[Any]:
+class LastPlans:
+    """The last state of each plan a replay met: an editor with plan operations gets it once, after the
+    history (a plan removed since is not shown), instead of the panel as it was at each plan call."""
+
+    def __init__(self) -> None:
+        self._plans: dict[str, PlanUpdated] = {}
+
+    def record(self, plan: PlanUpdated | PlanRemoved) -> None:
+        self._plans.pop(plan.plan_id, None)  # the last one changed goes last
+        if isinstance(plan, PlanUpdated):
+            self._plans[plan.plan_id] = plan
+
+    def updates(self) -> list[Any]:
+        return [plan_operation(plan) for plan in self._plans.values()]
+
+
+def replay_with_plans(entries: list[StoredMessage], plan_operations: bool) -> Iterator[Any]:
+    """The replay of a session/load: the history, then (with plan operations) the last state of each plan."""
+    plans = LastPlans() if plan_operations else None
+    yield from replay_updates(entries, plans)
+    yield from plans.updates() if plans is not None else ()
+
+
+def replay_updates(entries: list[StoredMessage], plans: LastPlans | None = None) -> Iterator[Any]:
     """What the user saw, rebuilt from the store: archived history, compaction markers, then the rest.
-    A legacy editor's plan panel is shown as it was at each plan call; an editor with plan operations
-    gets the last state of each plan once, at the end (a plan removed since is not shown)."""
-    plans: dict[str, PlanUpdated] = {}
+    A legacy editor's plan panel is shown as it was at each plan call; with `plans` (an editor with plan
+    operations) the plan calls are recorded there, for the caller to send their last state after."""
     for entry in entries:
         message, meta = entry.message, entry.meta
         if not meta.replayed:
@@ -183,13 +205,10 @@ def replay_updates(entries: list[StoredMessage], plan_operations: bool = False) 
                 yield from _tool_updates(message, tool)
                 if (plan := _plan_shown(tool)) is None:
                     continue
-                if plan_operations:
-                    plans.pop(plan.plan_id, None)
-                    if isinstance(plan, PlanUpdated):
-                        plans[plan.plan_id] = plan
+                if plans is not None:
+                    plans.record(plan)
                 elif (update := event_update(plan)) is not None:
                     yield update  # the plan panel as it was then
-    yield from (plan_operation(plan) for plan in plans.values())
 
 
 def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
