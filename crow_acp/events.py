@@ -165,12 +165,30 @@ class PlanEntry:
     priority: Literal["high", "medium", "low"] = "medium"
 
 
+PLAN_ID = "plan"
+"""The id of the plan `write_plan` keeps (ACP plan operations name each plan of a session)."""
+
+
 @dataclass(frozen=True)
 class PlanUpdated:
     """The whole current plan: an ACP plan update replaces the editor's plan, it does not patch it."""
 
     session_id: str
     entries: tuple[PlanEntry, ...]
+    plan_id: str = PLAN_ID
+    """Stable for one plan of the session: an update with the same id replaces it."""
+    markdown: str | None = None
+    """A Markdown plan instead of entries (shown only to editors that opted into plan operations)."""
+    path: str | None = None
+    """The absolute path of the file a Markdown plan is in, if it is one."""
+
+
+@dataclass(frozen=True)
+class PlanRemoved:
+    """A plan was abandoned: the editor stops showing it (legacy editors get an empty plan)."""
+
+    session_id: str
+    plan_id: str = PLAN_ID
 
 
 @dataclass(frozen=True)
@@ -225,6 +243,7 @@ Event = (
     | TitleChanged
     | ToolCallUpdated
     | PlanUpdated
+    | PlanRemoved
     | CommandsChanged
     | NoticeRaised
     | CompactionReported

@@ -77,6 +77,7 @@ async def in_process(
     monkeypatch: Any,
     env: dict[str, str] | None = None,
     capabilities: Any = None,
+    features: Any = None,
 ) -> AsyncIterator[Any]:
     """The same graph as `serve`, built and driven in this process: each agent's model is its FunctionModel.
 
@@ -97,7 +98,9 @@ async def in_process(
     monkeypatch.setattr(crow_acp.model.profiles, "OpenAIModelClient", client_for)
     agent = load_agent(f"{AGENTS}:{factory}", None)
     agent.on_connect(client)
-    await agent.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
+    await agent.initialize(
+        protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities, client_features=features
+    )
     try:
         yield agent
     finally:

@@ -144,14 +144,18 @@ async def eventually(predicate: Any, timeout: float = 15) -> None:
 
 @asynccontextmanager
 async def raw_crow(
-    env: dict[str, str], *args: str, cwd: str | Path | None = None, capabilities: dict[str, Any] | None = None
+    env: dict[str, str],
+    *args: str,
+    cwd: str | Path | None = None,
+    capabilities: dict[str, Any] | None = None,
+    initialize: dict[str, Any] | None = None,
 ) -> AsyncIterator[RawCrow]:
-    """`python -m crow acp ARGS` (forked, see spawn.py), initialized (with `capabilities` as the client's);
-    killed at the end if it is still running."""
+    """`python -m crow acp ARGS` (forked, see spawn.py), initialized (with `capabilities` as the client's, or
+    the whole `initialize` params when given); killed at the end if it is still running."""
     proc = await spawn.start(["acp", *args], env, cwd, limit=2**26)
     crow = RawCrow(proc)
     try:
-        reply = await crow.call("initialize", {**INITIALIZE, "clientCapabilities": capabilities or {}})
+        reply = await crow.call("initialize", initialize or {**INITIALIZE, "clientCapabilities": capabilities or {}})
         assert reply["result"]["protocolVersion"] == 1
         yield crow
     finally:

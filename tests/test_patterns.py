@@ -10,8 +10,10 @@ import anyio
 import pytest
 from helpers import RecordingClient, text
 from multi_support import all_text, functions, in_process, last_user, titles
+from zod_check import problems
 
 from crow.patterns import parse_verdict
+from crow_acp.acp.newer import ClientFeatures
 from crow_acp.testing import Fault, Reply, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -136,6 +138,33 @@ async def test_cancel_while_the_router_decides_stops_the_run(crow_home, tmp_path
 
 def mark(step: int, status: str, notes: str = "") -> Reply:
     return Reply(tool_calls=[ToolCall("mark_step", {"step_index": step, "status": status, "notes": notes})])
+
+
+async def test_planner_plan_is_one_plan_id_for_an_editor_with_plan_operations(crow_home, tmp_path, monkeypatch):
+    scripts = {
+        "planner": [
+            Reply(tool_calls=[ToolCall("create_plan", {"title": "Add", "steps": ["write add"]})]),
+            Reply(text="Planned."),
+        ],
+        "executor": [mark(1, "completed"), Reply(text="Done.")],
+    }
+    client, reloaded = RecordingClient(), RecordingClient()
+    models, features = functions(**scripts), ClientFeatures(plan=True)
+    async with in_process(client, "build_planner", crow_home, models, monkeypatch, features=features) as conn:
+        with anyio.fail_after(60):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("add two numbers")])
+    async with in_process(reloaded, "build_planner", crow_home, models, monkeypatch, features=features) as conn:
+        with anyio.fail_after(60):
+            await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            await reloaded.wait_for(lambda c: c.of("plan_update"))
+    shown = [[(u.plan.plan_id, e.content, e.status) for e in u.plan.entries] for u in client.of("plan_update")]
+    assert shown == [[("planner", "write add", "pending")], [("planner", "write add", "completed")]]
+    assert client.of("plan") == [] and reloaded.of("plan") == []
+    assert [u.plan.plan_id for u in reloaded.of("plan_update")] == ["planner"]  # shown again on load
+    sent = [("zSessionNotification", {"sessionId": sid, "update": u.model_dump(mode="json", by_alias=True,
+             exclude_none=True)}) for u in client.updates + reloaded.updates]  # fmt: skip
+    assert problems(sent) == []
 
 
 async def test_planner_executor_plan_reaches_the_editor(crow_home, tmp_path, monkeypatch):

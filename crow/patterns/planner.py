@@ -2,7 +2,8 @@
 
 The planner gets `create_plan` and `update_plan`, the executor `mark_step`. The plan lives in the
 shared context under "plan" (the seed's TaskManager), so both agents see one plan, it survives
-restarts, and every change is sent to the editor as an ACP `plan` update:
+restarts, and every change is sent to the editor as an ACP `plan` update (`plan_update` under the
+plan id "planner" for an editor with plan operations; create_plan replaces that plan):
 
     {"title": str, "steps": [{"content": str, "status": "pending"|"in_progress"|"completed"|"blocked",
                               "notes": str}, ...]}
@@ -21,6 +22,8 @@ from crow_acp.multi import MultiAgent, Outcome, Prompt, Run, prompt_text
 from crow_acp.tools import FunctionTool
 
 PLAN = "plan"
+PLAN_ID = "planner"
+"""The plan id the editor knows the pattern's plan by (write_plan's is "plan")."""
 STATUSES = ("pending", "in_progress", "completed", "blocked")
 
 
@@ -44,7 +47,7 @@ def plan_text(plan: dict[str, Any]) -> str:
 
 async def _save(session: SessionAccess, plan: dict[str, Any]) -> str:
     session.set_context(PLAN, plan)
-    await session.update_plan(plan_entries(plan))
+    await session.update_plan(plan_entries(plan), plan_id=PLAN_ID)
     return plan_text(plan)
 
 
@@ -124,7 +127,7 @@ class PlanTools:
         for tool in self.tools:
             session.add_tool(tool)
         if loaded and self.show_on_load and (plan := session.get_context(PLAN)):
-            await session.update_plan(plan_entries(plan))
+            await session.update_plan(plan_entries(plan), plan_id=PLAN_ID)
 
 
 def planner_tools() -> PlanTools:

@@ -36,14 +36,12 @@ from ..config import Config, load_config
 from ..core.session import Session
 from ..core.session_access import SessionView
 from ..events import Observer
-from ..mcp.specs import check_servers
 from ..model.client import ModelClient
 from ..model.profiles import Models
 from ..policy.modes import Mode
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .capabilities import initialize_response
-from .directories import check_editor_directories
 from .editor_link import EditorLink
 from .leases import Leases
 from .newer import ClientFeatures
@@ -54,7 +52,7 @@ from .prompt_turn import TurnRunner
 from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions
 from .session_pool import SessionPool
-from .stored import copy_session, listed
+from .stored import listed
 from .updates import AcpUpdates
 
 
@@ -152,10 +150,15 @@ class AcpAgent:
 
     # ACP: sessions
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        system_prompt: Any = None,
+        **_: Any,
     ) -> Any:
-        check_editor_directories(cwd, additional_directories)
-        session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name)
+        prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name, prompt=prompt)
         return NewSessionResponse(
             session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id)
         )
@@ -166,10 +169,11 @@ class AcpAgent:
         session_id: str,
         mcp_servers: list[Any] | None = None,
         additional_directories: list[str] | None = None,
+        system_prompt: Any = None,
         **_: Any,
     ) -> Any:
-        check_editor_directories(cwd, additional_directories)
-        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True)
+        prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True, prompt=prompt)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def resume_session(
@@ -178,10 +182,11 @@ class AcpAgent:
         session_id: str,
         mcp_servers: list[Any] | None = None,
         additional_directories: list[str] | None = None,
+        system_prompt: Any = None,
         **_: Any,
     ) -> Any:
-        check_editor_directories(cwd, additional_directories)
-        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False)
+        prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False, prompt=prompt)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
     async def fork_session(
@@ -190,13 +195,12 @@ class AcpAgent:
         cwd: str,
         additional_directories: list[str] | None = None,
         mcp_servers: list[Any] | None = None,
+        system_prompt: Any = None,
         **_: Any,
     ) -> Any:
-        """A new session with this one's history so far, independent from then on."""
-        check_editor_directories(cwd, additional_directories)
-        check_servers(mcp_servers)
-        fork_id = await copy_session(self.store, session_id, cwd, additional_directories)
-        await self.opener.reopen(fork_id, cwd, mcp_servers, additional_directories, replay=False)
+        """A new session with this one's history so far (and system prompt, unless it gives one), independent."""
+        prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        fork_id = await self.opener.fork(session_id, cwd, mcp_servers, additional_directories, prompt)
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:

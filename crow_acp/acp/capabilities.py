@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from acp import PROTOCOL_VERSION
 from acp.schema import (
-    AgentCapabilities,
     Implementation,
     InitializeResponse,
     McpCapabilities,
     PromptCapabilities,
     SessionAdditionalDirectoriesCapabilities,
-    SessionCapabilities,
     SessionCloseCapabilities,
     SessionDeleteCapabilities,
     SessionForkCapabilities,
@@ -19,22 +19,27 @@ from acp.schema import (
 )
 
 from ..version import __version__
+from .newer import NewerAgentCapabilities, NewerInitializeResponse, NewerSessionCapabilities
+
+SYSTEM_PROMPT_MODES: dict[str, Any] = {"mode": {"override": {}}}
+"""systemPrompt in both modes: append (every agent that advertises it) and override."""
 
 
 def initialize_response(protocol_version: int) -> InitializeResponse:
-    return InitializeResponse(
+    return NewerInitializeResponse(
         protocol_version=min(protocol_version, PROTOCOL_VERSION),
-        agent_capabilities=AgentCapabilities(
+        agent_capabilities=NewerAgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
             mcp_capabilities=McpCapabilities(http=True, sse=True),
-            session_capabilities=SessionCapabilities(
+            session_capabilities=NewerSessionCapabilities(
                 list=SessionListCapabilities(),
                 close=SessionCloseCapabilities(),
                 delete=SessionDeleteCapabilities(),
                 fork=SessionForkCapabilities(),
                 resume=SessionResumeCapabilities(),
                 additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                system_prompt=SYSTEM_PROMPT_MODES,
             ),
         ),
         agent_info=Implementation(name="crow", title="Crow", version=__version__),

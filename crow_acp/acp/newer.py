@@ -15,10 +15,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from acp.schema import InitializeRequest, TextContentBlock, ToolCallProgress, ToolCallStart
+from acp.schema import (
+    AgentCapabilities,
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    ForkSessionRequest,
+    InitializeRequest,
+    InitializeResponse,
+    LoadSessionRequest,
+    NewSessionRequest,
+    PlanEntry,
+    PlanUpdateItems,
+    PlanUpdateMarkdown,
+    ResumeSessionRequest,
+    SessionCapabilities,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+)
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..events import CompactionStatus, NoticeSeverity
+from ..events import CompactionStatus, NoticeSeverity, PlanRemoved, PlanUpdated
 from .update_door import NewerUpdate
 
 
@@ -136,3 +153,66 @@ def named(update: Any, name: str | None) -> Any:
     if isinstance(update, ToolCallProgress):
         return NamedToolCallProgress.model_construct(**dict(update), name=name)
     return update
+
+
+# Plan operations (schema 1.34): `plan_update` with a planId (a checklist or a Markdown plan) and
+# `plan_removed`, for a client that advertised `clientCapabilities.plan`. The SDK's schema carries
+# them already (unstable models), so they travel as every other update does. The stable spec gives a
+# Markdown plan an optional absolute `path`; neither the SDK's models nor the zod schema of
+# @agentclientprotocol/sdk 2.4.0 know that field yet, so crow sends it in the plan's `_meta`.
+
+
+def plan_operation(event: PlanUpdated | PlanRemoved) -> AgentPlanContentUpdate | AgentPlanRemovedUpdate:
+    """The plan operation that shows `event` to a client with plan operations."""
+    if isinstance(event, PlanRemoved):
+        return AgentPlanRemovedUpdate(session_update="plan_removed", plan_id=event.plan_id)
+    plan: PlanUpdateItems | PlanUpdateMarkdown
+    if event.markdown is not None:
+        meta = {"path": event.path} if event.path else None
+        plan = PlanUpdateMarkdown(type="markdown", plan_id=event.plan_id, content=event.markdown, field_meta=meta)
+    else:
+        entries = [PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in event.entries]
+        plan = PlanUpdateItems(type="items", plan_id=event.plan_id, entries=entries)
+    return AgentPlanContentUpdate(session_update="plan_update", plan=plan)
+
+
+# Client system prompts (schema 1.30): `systemPrompt` {mode, content} on session/new, load, resume and
+# fork, which the SDK's models drop; crow keeps it raw as `system_prompt` and checks it itself
+# (acp/system_prompt.py answers -32602 for a bad one). Advertised as `sessionCapabilities.systemPrompt`,
+# `mode.override` saying that crow also lets the client's prompt replace its own.
+
+
+class _CarriesSystemPrompt(BaseModel):
+    system_prompt: Annotated[Any, Field(alias="systemPrompt")] = None
+    """The raw `systemPrompt` object, or None when the request has none."""
+
+
+class NewerNewSessionRequest(NewSessionRequest, _CarriesSystemPrompt):
+    """`session/new`, with its `systemPrompt`."""
+
+
+class NewerLoadSessionRequest(LoadSessionRequest, _CarriesSystemPrompt):
+    """`session/load`, with its `systemPrompt`."""
+
+
+class NewerResumeSessionRequest(ResumeSessionRequest, _CarriesSystemPrompt):
+    """`session/resume`, with its `systemPrompt`."""
+
+
+class NewerForkSessionRequest(ForkSessionRequest, _CarriesSystemPrompt):
+    """`session/fork`, with its `systemPrompt`."""
+
+
+class NewerSessionCapabilities(SessionCapabilities):
+    system_prompt: Annotated[dict[str, Any] | None, Field(alias="systemPrompt")] = None
+    """zSessionSystemPromptCapabilities: `{}` for append only, `{"mode": {"override": {}}}` for both."""
+
+
+class NewerAgentCapabilities(AgentCapabilities):
+    session_capabilities: Annotated[NewerSessionCapabilities, Field(alias="sessionCapabilities")] = (
+        NewerSessionCapabilities()
+    )
+
+
+class NewerInitializeResponse(InitializeResponse):
+    agent_capabilities: Annotated[NewerAgentCapabilities, Field(alias="agentCapabilities")] = NewerAgentCapabilities()

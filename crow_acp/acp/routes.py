@@ -4,10 +4,12 @@ schema 1.19) does not route added.
 `session/delete` is stable in the spec and DeleteSessionRequest is in the SDK's schema, but
 build_agent_router has no route for it: an editor would get "method not found". `initialize` is
 routed again with a model that keeps the newer client capabilities (newer.py): the agent's
-`initialize` receives them as `client_features`. Every connection crow
+`initialize` receives them as `client_features`. session/new, load, resume and fork are routed again
+with models that keep `systemPrompt` (the handlers receive it raw as `system_prompt`). Every connection crow
 serves (stdio, `crow run`'s in-memory pair, `crow serve`) is built here: unstable methods on (close,
 resume, fork), and the missing routes added through the SDK's own `route_request`, which routes a
-method only to an agent that has its handler, as for every other method.
+method only to an agent that has its handler, as for every other method. `$/cancel_request` is
+answered by request_cancel.py, which holds the connection's other reach into the SDK's internals.
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel
 
-from .newer import NewerInitializeRequest
+from .newer import (
+    NewerForkSessionRequest,
+    NewerInitializeRequest,
+    NewerLoadSessionRequest,
+    NewerNewSessionRequest,
+    NewerResumeSessionRequest,
+)
+from .request_cancel import CancellableRequests
 
 MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session"),
     (AGENT_METHODS["initialize"], NewerInitializeRequest, "initialize"),
+    (AGENT_METHODS["session_new"], NewerNewSessionRequest, "new_session"),
+    (AGENT_METHODS["session_load"], NewerLoadSessionRequest, "load_session"),
+    (AGENT_METHODS["session_resume"], NewerResumeSessionRequest, "resume_session"),
+    (AGENT_METHODS["session_fork"], NewerForkSessionRequest, "fork_session"),
 ]
 """(method, request model, handler name) for each stable method the SDK does not route, or routes
 with a model that drops the fields of newer schemas (newer.py)."""
@@ -38,4 +51,5 @@ def agent_connection(agent: Any, transport: Any, *, listening: bool) -> AgentSid
     assert isinstance(router, MessageRouter)
     for method, model, handler in MISSING:
         router.route_request(method, model, agent, handler, adapt_result=normalize_result)
+    CancellableRequests(connection._conn)  # `$/cancel_request`, which the SDK does not know (request_cancel.py)
     return connection

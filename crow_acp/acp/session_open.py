@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ..api import CrowCallbacks, OffersCommands, SlashCommand
+from ..core.client_prompt import KEY as CLIENT_PROMPT
+from ..core.client_prompt import ClientPrompt
 from ..core.costs import shown_on_load
 from ..core.history_rules import repair_entries
 from ..core.hooks import run_hooks
@@ -31,11 +33,13 @@ from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
 from ..util.text import clean_meta, clean_text, repair
-from .directories import check_directories
+from .directories import check_directories, check_editor_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
-from .updates import commands_update, replay_updates
+from .stored import copy_session
+from .system_prompt import client_prompt
+from .updates import commands_update, replay_with_plans
 from .warnings import config_warnings
 
 if TYPE_CHECKING:
@@ -76,23 +80,47 @@ class SessionOpener:
         self._spawn = spawn
         self._prewarmed = False
 
-    async def new(self, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, agent: str) -> str:
-        """A new session, stored, leased and started; its id."""
+    async def new(
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        agent: str,
+        prompt: ClientPrompt | None = None,
+    ) -> str:
+        """A new session, stored, leased and started; its id. `prompt`: the client's system prompt."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
         session_id = uuid.uuid4().hex
         now = time.time()
-        data = {
+        data: dict[str, Any] = {
             "additional_directories": directories or [],
             "agent": agent,
             "mode": self.config.permissions.default_mode,
         }
+        if prompt is not None:
+            data[CLIENT_PROMPT] = prompt.to_json()
         self._store().create(SessionRecord(session_id, cwd, None, now, now, data))
         await self.sessions.leases.take(session_id)
         self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
         await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
         self.after_response(session_id)
         return session_id
+
+    def admit(self, cwd: Any, directories: Any, system_prompt: Any) -> ClientPrompt | None:
+        """What an editor's session/new, load, resume or fork asks for, checked before any work: its
+        directories (the cwd an existing one) and its system prompt (-32602 naming what is wrong)."""
+        check_editor_directories(cwd, directories)
+        return client_prompt(system_prompt)
+
+    async def fork(
+        self, source_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, prompt: Any
+    ) -> str:
+        """A copy of the stored session, open here and started; its id."""
+        check_servers(mcp_servers)
+        fork_id = await copy_session(self._store(), source_id, cwd, directories)
+        await self.reopen(fork_id, cwd, mcp_servers, directories, replay=False, prompt=prompt)
+        return fork_id
 
     async def live(self, session_id: str) -> Session:
         """The session in memory; one evicted for room is opened again, as it was."""
@@ -114,14 +142,45 @@ class SessionOpener:
         return _repair_stored(self._store(), record, await self._store().load(session_id))
 
     async def reopen(
-        self, session_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, *, replay: bool
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        *,
+        replay: bool,
+        prompt: ClientPrompt | None = None,
     ) -> None:
-        """A stored session back in memory and started; on load, its history replayed to the editor."""
+        """A stored session back in memory and started; on load, its history replayed to the editor.
+        `prompt`: the client's system prompt, which replaces the stored one (None keeps it)."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
+        try:
+            await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
+        except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
+            await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
+            raise
+
+    async def _abandon(self, session_id: str) -> None:
+        """A reopen cut short: the session closed again and its lease given back, so a later load works."""
+        self.outbox.stop_holding(session_id)
+        if self.sessions.is_open(session_id):
+            await self.sessions.release(session_id, "closed")
+        else:
+            await self.sessions.leases.give_back(session_id)
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        replay: bool,
+        prompt: ClientPrompt | None,
+    ) -> None:
         entries = await self._stored_entries(session_id)
         self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
-        session = await self._restore(session_id, cwd, entries, directories)
+        session = await self._restore(session_id, cwd, entries, directories, prompt)
         # The rows read, plus the results repair_history gave to calls a killed process left open.
         stored = {entry.row_id for entry in entries}
         shown = (
@@ -135,10 +194,15 @@ class SessionOpener:
 
     async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
         if (sink := self.editor.replay_sink()) is not None:
-            await sink.send_updates(session_id, replay_updates(entries, self.editor.features))
+            await sink.send_updates(session_id, replay_with_plans(entries, self.editor.features))
 
     async def _restore(
-        self, session_id: str, cwd: str, entries: list[StoredMessage], directories: list[str] | None
+        self,
+        session_id: str,
+        cwd: str,
+        entries: list[StoredMessage],
+        directories: list[str] | None,
+        prompt: ClientPrompt | None = None,
     ) -> Session:
         """The session object with its stored history (valid for the model again), not yet started."""
         if self.sessions.is_open(session_id):  # loaded again while open: finish with the live one first
@@ -148,6 +212,9 @@ class SessionOpener:
         assert record is not None
         if directories is not None:  # the editor's roots now, over the ones stored
             record.data["additional_directories"] = directories
+        if prompt is not None:  # the client's system prompt now, over the one stored
+            record.data[CLIENT_PROMPT] = prompt.to_json()
+        if directories is not None or prompt is not None:
             store.update(session_id, data=record.data)
         timeouts = self.config.timeouts
         session = Session(

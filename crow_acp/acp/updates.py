@@ -28,8 +28,6 @@ from acp.schema import (
 )
 
 from ..api import SlashCommand
-from ..core.plan_tool import NAME as PLAN_TOOL
-from ..core.plan_tool import parse_plan
 from ..core.session import SUMMARY_PREFIX
 from ..events import (
     ActivityReported,
@@ -40,6 +38,7 @@ from ..events import (
     Event,
     ModelCallFinished,
     NoticeRaised,
+    PlanRemoved,
     PlanUpdated,
     TextDelta,
     ThoughtDelta,
@@ -54,8 +53,9 @@ from ..events import (
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
 from .editor_link import EditorLink
-from .newer import ClientFeatures, named
+from .newer import ClientFeatures, named, plan_operation
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
+from .plans import LastPlans, plan_shown
 from .prompt_images import replayed_blocks
 from .update_door import send_update
 
@@ -89,6 +89,8 @@ class AcpUpdates:
             await self._send_newer(event)
             return
         update = event_update(event)
+        if isinstance(event, PlanUpdated | PlanRemoved) and self.editor.features.plan:
+            update = plan_operation(event)
         if isinstance(event, ActivityReported):
             # The first report of an activity starts a tool call; later ones update it.
             if event.activity_id in self.activities:
@@ -152,8 +154,12 @@ def event_update(event: Event) -> Any:
             return SessionInfoUpdate(session_update="session_info_update", title=title)
         case CommandsChanged(_, commands):
             return commands_update(list(commands))
-        case PlanUpdated(_, entries):
+        case PlanUpdated(_, entries, _, markdown):
+            if markdown is not None:
+                return None  # a legacy `plan` is a checklist: the Markdown stays in the tool call
             return update_plan([plan_entry(e.content, priority=e.priority, status=e.status) for e in entries])
+        case PlanRemoved():
+            return update_plan([])  # how a legacy editor's plan is cleared
         case ErrorOccurred() | TurnFinished():
             return None  # for user observers; the editor gets errors as the prompt's JSON-RPC error
     return None
@@ -180,8 +186,19 @@ def commands_update(commands: list[SlashCommand]) -> Any:
     )
 
 
-def replay_updates(entries: list[StoredMessage], features: ClientFeatures = NO_FEATURES) -> Iterator[Any]:
-    """What the user saw, rebuilt from the store: archived history, compactions, then the rest."""
+def replay_with_plans(entries: list[StoredMessage], features: ClientFeatures = NO_FEATURES) -> Iterator[Any]:
+    """The replay of a session/load: the history, then (with plan operations) the last state of each plan."""
+    plans = LastPlans() if features.plan else None
+    yield from replay_updates(entries, features, plans)
+    yield from plans.updates() if plans is not None else ()
+
+
+def replay_updates(
+    entries: list[StoredMessage], features: ClientFeatures = NO_FEATURES, plans: LastPlans | None = None
+) -> Iterator[Any]:
+    """What the user saw, rebuilt from the store: archived history, compactions, then the rest.
+    A legacy editor's plan panel is shown as it was at each plan call; with `plans` (an editor with plan
+    operations) the plan calls are recorded there, for the caller to send their last state after."""
     called: dict[str, str] = {}  # call id -> the tool's name as the model called it
     for entry in entries:
         message, meta = entry.message, entry.meta
@@ -197,8 +214,15 @@ def replay_updates(entries: list[StoredMessage], features: ClientFeatures = NO_F
             case "assistant":
                 yield from _assistant_chunks(message, meta)
             case "tool":
+                tool = meta.tool or ToolDisplay("tool")
                 name = called.get(message["tool_call_id"]) or (meta.tool.name if meta.tool else None)
-                yield from _tool_updates(message, meta.tool or ToolDisplay("tool"), name)
+                yield from _tool_updates(message, tool, name)
+                if (plan := plan_shown(tool)) is None:
+                    continue
+                if plans is not None:
+                    plans.record(plan)
+                elif (update := event_update(plan)) is not None:
+                    yield update  # the plan panel as it was then
 
 
 def _user_chunks(message: dict, meta: EntryMeta) -> Iterator[Any]:
@@ -248,11 +272,6 @@ def _tool_updates(message: dict, tool: ToolDisplay, name: str | None) -> Iterato
         content=content,
     )
     yield named(started, name)
-    if tool.name == PLAN_TOOL and tool.status == "completed":  # the plan panel as it was then
-        try:
-            yield event_update(PlanUpdated("", tuple(parse_plan(tool.raw_input))))
-        except ValueError:  # another tool by that name (a plugin's): nothing to show
-            pass
 
 
 def _text(content: Any) -> str:

@@ -24,6 +24,7 @@ from ..mcp.host import McpHost
 from ..store import SessionStore
 from ..util.secrets import redact
 from ..util.text import clean_meta, repair
+from .client_prompt import with_client_prompt
 
 if TYPE_CHECKING:
     from ..model.client import ModelClient
@@ -90,7 +91,8 @@ class Conversation:
         return context
 
     def messages(self) -> list[dict[str, Any]]:
-        return [entry.message for entry in self.history]
+        """What the model sees: the history, with a client's system prompt over crow's own (client_prompt.py)."""
+        return with_client_prompt([entry.message for entry in self.history], self.data)
 
 
 @dataclass(eq=False, kw_only=True)

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..events import (
+    PLAN_ID,
     ActivityReported,
     CompactionReported,
     CompactionStatus,
     NoticeRaised,
     NoticeSeverity,
     PlanEntry,
+    PlanRemoved,
     PlanUpdated,
     ToolCallUpdated,
     ToolKind,
@@ -252,6 +254,12 @@ class SessionView(SessionAccess):
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
         await self._s.emit(ToolCallUpdated(self._s.id, call_id, list(content)))
 
-    async def update_plan(self, entries: list[PlanEntry]) -> None:
-        """Show the whole current plan in the editor (an ACP `plan` update replaces the previous one)."""
-        await self._s.emit(PlanUpdated(self._s.id, tuple(entries)))
+    async def update_plan(
+        self, entries: list[PlanEntry], *, plan_id: str = PLAN_ID, markdown: str | None = None, path: str | None = None
+    ) -> None:
+        """Show the whole plan `plan_id` in the editor: `entries`, or a Markdown plan (in the file `path`)."""
+        await self._s.emit(PlanUpdated(self._s.id, tuple(entries), plan_id, markdown, path))
+
+    async def remove_plan(self, plan_id: str = PLAN_ID) -> None:
+        """The plan is abandoned: the editor stops showing it."""
+        await self._s.emit(PlanRemoved(self._s.id, plan_id))

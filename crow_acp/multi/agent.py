@@ -40,6 +40,7 @@ from acp.schema import (
 
 from ..acp.agent import AcpAgent
 from ..acp.prompt_blocks import as_dicts, user_text
+from ..acp.system_prompt import client_prompt
 from ..acp.update_door import send_update
 from ..errors import CrowError
 from .conn import MemberConnection, attribute, replay_graph
@@ -105,11 +106,18 @@ class MultiAgent:
 
     # ACP: sessions
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, additional_directories: list[str] | None = None, **_: Any
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        system_prompt: Any = None,
+        **_: Any,
     ) -> NewSessionResponse:
+        """Every member's session, each with the client's system prompt over that member's own."""
+        client_prompt(system_prompt)  # a bad one is refused before any member opens a session
         answers = await asyncio.gather(
             *(
-                m.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=additional_directories)
+                m.new_session(cwd, mcp_servers, additional_directories, system_prompt=system_prompt)
                 for m in self.members
             )
         )
@@ -117,15 +125,19 @@ class MultiAgent:
         self._release_after_response(graph)
         return NewSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
-        graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
+    ) -> Any:
+        graph = self._open(await self._restore(cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         await replay_graph(graph, lambda update: self._send(graph.editor_sid, update))
         self._release_after_response(graph)
         return LoadSessionResponse(config_options=self._options(graph))
 
-    async def resume_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
-        graph = self._open(await self._restore(cwd, session_id, mcp_servers))
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
+    ) -> Any:
+        graph = self._open(await self._restore(cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         self._release_after_response(graph)
         return ResumeSessionResponse(config_options=self._options(graph))
@@ -148,6 +160,7 @@ class MultiAgent:
         cwd: str,
         additional_directories: list[str] | None = None,
         mcp_servers: list[Any] | None = None,
+        system_prompt: Any = None,
         **_: Any,
     ) -> ForkSessionResponse:
         """A new editor session: every member's session forked (its history so far, the blackboard as
@@ -155,12 +168,11 @@ class MultiAgent:
         later session/load replays the copied part member by member, not interleaved as it happened."""
 
         async def fork(member: AcpAgent, sid: str) -> str:
-            answer = await member.fork_session(
-                session_id=sid, cwd=cwd, additional_directories=additional_directories, mcp_servers=mcp_servers
-            )
+            answer = await member.fork_session(sid, cwd, additional_directories, mcp_servers, system_prompt)
             return str(answer.session_id)
 
-        graph = self._open(await self._member_sessions(session_id, fork, cwd, mcp_servers, additional_directories))
+        sids = await self._member_sessions(session_id, fork, cwd, mcp_servers, additional_directories, system_prompt)
+        graph = self._open(sids)
         self._sync_mode(graph.editor_sid)
         self._release_after_response(graph)
         return ForkSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
@@ -251,20 +263,22 @@ class MultiAgent:
         return graph.entry.offers_command(graph.entry_sid, text)
 
     # Plumbing: sessions
-    async def _restore(self, cwd: str, session_id: str, mcp_servers: list[Any] | None) -> dict[str, str]:
+    async def _restore(self, cwd: str, session_id: str, mcp_servers: Any, system_prompt: Any) -> dict[str, str]:
         """Resume every member's stored session of this graph (without replay); create missing ones."""
 
         async def resume(member: AcpAgent, sid: str) -> str:
-            await member.resume_session(cwd=cwd, session_id=sid, mcp_servers=mcp_servers)
+            await member.resume_session(cwd, sid, mcp_servers, system_prompt=system_prompt)
             return sid
 
-        return await self._member_sessions(session_id, resume, cwd, mcp_servers, None)
+        return await self._member_sessions(session_id, resume, cwd, mcp_servers, None, system_prompt)
 
     async def _member_sessions(
-        self, session_id: str, stored: Stored, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None
+        self, session_id: str, stored: Stored, cwd: str, mcp_servers: Any, directories: Any, system_prompt: Any
     ) -> dict[str, str]:
+        client_prompt(system_prompt)  # a bad one is refused before any member opens a session
+
         async def new(member: AcpAgent) -> str:
-            answer = await member.new_session(cwd=cwd, mcp_servers=mcp_servers, additional_directories=directories)
+            answer = await member.new_session(cwd, mcp_servers, directories, system_prompt=system_prompt)
             return str(answer.session_id)
 
         return await member_sessions(self.members, session_id, stored, new)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import text_block
 
-from ..acp.updates import event_update, replay_updates
+from ..acp.updates import LastPlans, event_update, replay_updates
 from ..events import ActivityReported
 from .graph import Graph
 from .run import handoff_title
@@ -130,12 +130,15 @@ async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> 
         for name, sid in graph.sessions.items()
         for entry in await graph.agents[name].store.load(sid)
     ]
+    plans = LastPlans() if graph.agents[graph.entry_name].editor.features.plan else None
     for _, name, entry in sorted(rows, key=lambda row: row[0]):
-        for update in _replayed(graph, name, entry):
+        for update in _replayed(graph, name, entry, plans):
             await send(update)
+    for update in plans.updates() if plans is not None else ():  # one plan id per plan: no attribution
+        await send(update)
 
 
-def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
+def _replayed(graph: Graph, name: str, entry: StoredMessage, plans: LastPlans | None) -> list[Any]:
     meta = entry.meta
     plain_user = entry.message["role"] == "user" and meta.replayed and meta.kind in ("message", "prompt")
     if plain_user and (meta.handoff is not None or name != graph.entry_name):
@@ -148,4 +151,4 @@ def _replayed(graph: Graph, name: str, entry: StoredMessage) -> list[Any]:
             )
         ]
     features = graph.agents[name].editor.features  # what the editor advertised (every member was told)
-    return [out for update in replay_updates([entry], features) for out in attribute(graph, name, update)]
+    return [out for update in replay_updates([entry], features, plans) for out in attribute(graph, name, update)]

@@ -11,7 +11,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..events import CompactionStatus, NoticeSeverity, PlanEntry, ToolKind, ToolResult, ToolStatus, ToolView, Usage
+from ..events import (
+    PLAN_ID,
+    CompactionStatus,
+    NoticeSeverity,
+    PlanEntry,
+    ToolKind,
+    ToolResult,
+    ToolStatus,
+    ToolView,
+    Usage,
+)
 from ..history import StoredMessage
 from .blackboard import SessionBlackboard
 
@@ -149,8 +159,14 @@ class SessionAccess(Protocol):
     async def update_tool_call(self, call_id: str, content: list[Any]) -> None:
         """Show a running tool call's content now (e.g. its live terminal); replaces earlier content."""
 
-    async def update_plan(self, entries: list[PlanEntry]) -> None:
-        """Show the whole current plan in the editor (an ACP `plan` update replaces the previous one)."""
+    async def update_plan(
+        self, entries: list[PlanEntry], *, plan_id: str = PLAN_ID, markdown: str | None = None, path: str | None = None
+    ) -> None:
+        """Show the whole plan `plan_id` in the editor (an update replaces it): `entries`, or a Markdown plan
+        (`path`: the absolute path of its file, if any) that only editors with plan operations show."""
+
+    async def remove_plan(self, plan_id: str = PLAN_ID) -> None:
+        """The plan is abandoned: the editor stops showing it (an editor without plan operations gets an empty plan)."""
 
 
 @dataclass(frozen=True)
