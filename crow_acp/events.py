@@ -180,6 +180,15 @@ class CommandsChanged:
     """SlashCommand objects, in the order the editor lists them."""
 
 
+@dataclass(frozen=True)
+class ToolCallWaiting:
+    """A running tool call waits for the user's answer to `question` (an elicitation); None: answered, it runs on."""
+
+    session_id: str
+    call_id: str
+    question: str | None
+
+
 Event = (
     TextDelta
     | ThoughtDelta
@@ -195,5 +204,6 @@ Event = (
     | ToolCallUpdated
     | PlanUpdated
     | CommandsChanged
+    | ToolCallWaiting
 )
 Observer = Callable[[Event], Awaitable[None] | None]
