@@ -198,13 +198,14 @@ async def test_a_session_cancel_cancels_the_open_question(tmp_path, crow_home):
     assert [u.get("status") for u in crow.updates if u.get("toolCallId") == "call_c" and "status" in u][-1] == "failed"
 
 
-async def test_an_answer_after_the_deadline_is_refused(tmp_path, crow_home):
+async def test_an_answer_after_the_deadline_or_to_an_unknown_id_goes_nowhere(tmp_path, crow_home):
     write_config(crow_home, "[timeouts]\nelicitation = 1\n")
     script = [*book("call_t"), *book("call_v")]
     async with ScriptedModel(script) as model, raw_crow(crow_env(crow_home, model.base_url), capabilities=FORM) as crow:
         sid = await session(crow, tmp_path)
         assert (await crow.prompt(sid, "go"))["result"]["stopReason"] == "end_turn"  # nobody answers
         await reply_to(crow, questions(crow)[0], {"action": "accept", "content": GOOD})  # too late
+        await reply_to(crow, {"id": 424242}, {"action": "accept", "content": GOOD})  # an id crow never used
         prompt = await crow.send("session/prompt", prompt_params(sid))
         await reply_to(crow, await next_question(crow, 1), {"action": "cancel"})
         assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
