@@ -253,3 +253,19 @@ async def test_ask_user_refuses_a_choice_not_offered(tmp_path, crow_home):
     result = tool_result(model, "call_x")
     assert "refused (it does not fit the form: 'answer' must be one of ['a', 'b'])" in result, result
     assert "The user answered" not in result
+
+
+async def test_questions_of_parallel_calls_are_each_scoped_to_their_own_call(tmp_path, crow_home):
+    calls = [ToolCall("elicit__book", {"flight": flight}, id=f"call_{flight}") for flight in ("A1", "B2")]
+    async with ScriptedModel([Reply(tool_calls=calls), Reply(text="done")]) as model:
+        async with raw_crow(crow_env(crow_home, model.base_url), capabilities=FORM) as crow:
+            sid = await session(crow, tmp_path)
+            prompt = await crow.send("session/prompt", prompt_params(sid))
+            await crow.wait_for(lambda c: len(questions(c)) == 2)  # both wait at once
+            for question in questions(crow):
+                seat = "aisle" if question["params"]["toolCallId"] == "call_A1" else "window"
+                await reply_to(crow, question, {"action": "accept", "content": {"seat": seat, "name": "Ada"}})
+            assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
+    scoped = {q["params"]["toolCallId"]: q["params"]["message"] for q in questions(crow)}
+    assert scoped == {"call_A1": "Seat for flight A1?", "call_B2": "Seat for flight B2?"}
+    assert '"seat": "aisle"' in tool_result(model, "call_A1") and '"seat": "window"' in tool_result(model, "call_B2")

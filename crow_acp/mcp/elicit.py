@@ -3,16 +3,20 @@
 Crow tells every server it can elicit (form and URL): whether the editor can show the question is
 decided per question, by the Elicitor the session gives its servers (acp/elicitation.py), which
 asks the editor or declines on the user's behalf. The question belongs to a tool call: each call
-to a server runs inside a CallScope, the seam that tells the Elicitor which call waits (over stdio
-a server's request does not say which of its calls it belongs to: when one call is in flight it is
-that one; with several, the question is scoped to the session) and that carries back what the
-model must be told. A call that ends (done, cancelled, timed out) cancels its open questions.
+to a server runs inside a CallScope, the seam that tells the Elicitor which call waits, and that
+carries back what the model must be told. At MCP 2026-07-28 the questions come back as the call's
+own result (InputRequiredResult), and the client asks them inside the call's task: `current_call`,
+set for that task, names the call exactly. An older server's question is a request of its own on
+the wire that does not say which call it belongs to: with one call in flight it is that one; with
+several, the question is scoped to the session. A call that ends (done, cancelled, timed out)
+cancels its open questions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +37,10 @@ class CallScope:
     def close(self) -> None:
         for question in self.questions:
             question.cancel()
+
+
+current_call: ContextVar[CallScope | None] = ContextVar("current_call", default=None)
+"""The call the running task makes (McpServer.call sets it; the task answering the call inherits it)."""
 
 
 class Elicitor(Protocol):
@@ -56,7 +64,7 @@ class Elicitations:
         """The MCP client's elicitation_callback: the question runs as a task the waiting call can cancel."""
         from mcp.types import ElicitResult
 
-        scope = self.in_flight[0] if len(self.in_flight) == 1 else None
+        scope = current_call.get() or (self.in_flight[0] if len(self.in_flight) == 1 else None)
         if self.elicitor is None:
             return ElicitResult(action="decline")
         question = asyncio.ensure_future(self.elicitor.elicit(self.server, params, scope))

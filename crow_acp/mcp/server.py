@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..util.imports import off_loop
 from .connect import connection_lost, describe_failure, import_client, open_client
-from .elicit import CallScope, Elicitations
+from .elicit import CallScope, Elicitations, current_call
 from .lists import ServerLists
 from .specs import ServerSpec
 from .tool import McpTool, ServerUnavailable
@@ -192,9 +192,11 @@ class McpServer(ServerLists):
         and its open questions. The server's questions meanwhile belong to `scope`."""
         scope = scope or CallScope(None)
         self.elicitations.in_flight.append(scope)
+        token = current_call.set(scope)  # the actor's task for this call is created with it
         try:
             return await self.request(lambda client: client.call_tool(tool, arguments))
         finally:
+            current_call.reset(token)
             self.elicitations.in_flight.remove(scope)
             scope.close()
 
