@@ -51,6 +51,13 @@ async def session(crow: RawCrow, cwd: Path) -> str:
     return reply["result"]["sessionId"]
 
 
+def withdrawn(crow: RawCrow) -> list[Any]:
+    """The ids of the requests crow withdrew with `$/cancel_request` (each checked against the zod schema)."""
+    sent = [m["params"] for m in crow.received if m.get("method") == "$/cancel_request"]
+    assert problems([("zCancelRequestNotification", params) for params in sent]) == []
+    return [params["requestId"] for params in sent]
+
+
 def prompt_params(sid: str) -> dict[str, Any]:
     return {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
 
@@ -137,6 +144,7 @@ async def test_a_servers_form_reaches_the_editor_and_the_answer_goes_back(tmp_pa
     ]
     assert waiting[0]["content"][0]["content"]["text"] == "Waiting for your answer: Seat for flight LH1?"
     assert problems(wire_messages(crow.received)) == []
+    assert withdrawn(crow) == []  # every question was answered: none withdrawn
 
 
 async def test_a_client_without_the_capability_is_never_asked_and_the_model_is_told(tmp_path, crow_home):
@@ -194,6 +202,7 @@ async def test_a_session_cancel_cancels_the_open_question(tmp_path, crow_home):
         await reply_to(crow, await next_question(crow, 1), {"action": "decline"})
         assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
     assert tool_result(model, "call_c") == "Cancelled by the user."
+    assert withdrawn(crow) == [question["id"]]  # the editor is told to close the question
     assert tool_result(model, "call_d").startswith('server saw {"action": "decline"')
     assert [u.get("status") for u in crow.updates if u.get("toolCallId") == "call_c" and "status" in u][-1] == "failed"
 
@@ -212,6 +221,7 @@ async def test_an_answer_after_the_deadline_or_to_an_unknown_id_goes_nowhere(tmp
     first = tool_result(model, "call_t")
     assert first.startswith('server saw {"action": "cancel", "content": null}'), first
     assert "The user did not answer within 1 s; the question was cancelled." in first
+    assert withdrawn(crow) == [questions(crow)[0]["id"]]
     assert tool_result(model, "call_v").startswith('server saw {"action": "cancel"')  # the late accept went nowhere
 
 

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from acp.exceptions import RequestError
 from pydantic import ValidationError
 
 from ..events import Event, ToolCallWaiting
@@ -40,6 +41,9 @@ from .newer import (
 )
 
 log = logging.getLogger(__name__)
+
+CANCEL_REQUEST = "$/cancel_request"
+"""The protocol's notification that a request is no longer wanted (zCancelRequestNotification)."""
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -121,16 +125,30 @@ class EditorQuestions:
         call_id = request.tool_call_id
         if call_id is not None:
             await self._emit(ToolCallWaiting(self.session_id, call_id, request.message))
+        request_id = rpc._next_request_id  # what send_request takes before its first await (pinned SDK)
         try:
-            raw = await asyncio.wait_for(rpc.send_request(ELICITATION_CREATE, request.wire()), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                raw = await rpc.send_request(ELICITATION_CREATE, request.wire())
         except TimeoutError:
+            await withdraw(rpc, request_id)
             late = f"The user did not answer within {self.timeout:g} s; the question was cancelled."
             return Answer("cancel", note=late)
-        except Exception as exc:  # the editor's error answer (RequestError) or a connection gone: crow cancels
+        except asyncio.CancelledError:  # the turn was cancelled, or the call ended: the editor stops asking too
+            await asyncio.shield(withdraw(rpc, request_id))
+            raise
+        except (RequestError, OSError) as exc:  # the editor's error answer, or the connection gone: crow cancels
             return Answer("cancel", note=f"The editor could not ask the user ({exc}); the question was cancelled.")
         if call_id is not None:
             await self._emit(ToolCallWaiting(self.session_id, call_id, None))
         return checked(request, raw)
+
+
+async def withdraw(rpc: Any, request_id: int) -> None:
+    """Tell the editor crow no longer waits for its answer (`$/cancel_request`), so it closes the question."""
+    try:
+        await rpc.send_notification(CANCEL_REQUEST, {"requestId": request_id})
+    except OSError:  # ConnectionError: the editor is gone, there is nothing left to close
+        log.debug("could not withdraw question %s", request_id, exc_info=True)
 
 
 def checked(request: CreateElicitationRequest, raw: Any) -> Answer:
