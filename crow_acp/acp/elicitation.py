@@ -99,8 +99,10 @@ class EditorQuestions:
     async def _server_question(self, server: str, params: Any, call_id: str | None) -> Answer:
         asked = f"The MCP server {server!r} asked for input"
         if not self.can_ask(params.mode):
-            why = f"the editor cannot show a {params.mode} question"
-            return Answer("decline", note=f"{asked} that {why}; crow declined on the user's behalf.")
+            shown = "a form" if params.mode == "form" else "a web page to open"
+            return Answer(
+                "decline", note=f"{asked} the editor cannot show ({shown}); crow declined on the user's behalf."
+            )
         request = CreateElicitationRequest(
             session_id=self.session_id, tool_call_id=call_id, mode=params.mode, message=params.message
         )
