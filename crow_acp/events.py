@@ -229,6 +229,15 @@ class CompactionReported:
     summary: str | None = None
 
 
+@dataclass(frozen=True)
+class ToolCallWaiting:
+    """A running tool call waits for the user's answer to `question` (an elicitation); None: answered, it runs on."""
+
+    session_id: str
+    call_id: str
+    question: str | None
+
+
 Event = (
     TextDelta
     | ThoughtDelta
@@ -247,5 +256,6 @@ Event = (
     | CommandsChanged
     | NoticeRaised
     | CompactionReported
+    | ToolCallWaiting
 )
 Observer = Callable[[Event], Awaitable[None] | None]

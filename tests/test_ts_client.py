@@ -14,10 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import crow_env, write_config
+from helpers import TESTS, crow_env, write_config
 from test_compact_e2e import FILLER, Brain
+from zod_check import problems
 
-from crow_acp.testing import Reply, ScriptedModel
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 CLIENT = Path(__file__).resolve().parent / "ts_client"
 PROFILES = """
@@ -108,3 +109,33 @@ def test_the_typescript_sdk_sees_notices_and_compaction_updates(crow_home, tmp_p
     ]
     assert compaction[1]["content"]["text"].startswith("SUMMARY-1")
     assert not [u for u in seen["updates"] if u.get("title") == "Compacting context"]
+
+
+def test_the_typescript_sdk_answers_an_mcp_servers_question(crow_home, tmp_path):
+    """Issue 20 item 2: the SDK client opts into form elicitation and answers the question an MCP server asks
+    in the middle of a tool call; the answer reaches the server, whose result the model reads."""
+    write_config(crow_home, PROFILES)  # the client's first part sets the thinking level
+    server = {
+        "name": "elicit",
+        "command": sys.executable,
+        "args": [str(TESTS / "mcp_servers" / "elicit_server.py")],
+        "env": [],
+    }
+    answer = {"action": "accept", "content": {"seat": "window", "name": "Ada"}}
+    book = ToolCall("elicit__book", {"flight": "LH1"}, id="call_b")
+    script = [Reply(text="hi from crow"), Reply(tool_calls=[book]), Reply(text="booked")]
+    with ScriptedModel(script) as model:
+        env = crow_env(crow_home, model.base_url) | {
+            "CROW_COMMAND": json.dumps([sys.executable, "-m", "crow", "acp"]), "CROW_CWD": str(tmp_path),
+            "CROW_ELICIT_SERVER": json.dumps(server), "CROW_ELICIT_ANSWER": json.dumps(answer),
+        }  # fmt: skip
+        seen = run_client(env)
+    elicitation = seen["elicitation"]
+    assert elicitation["stopReason"] == "end_turn"
+    [asked] = elicitation["asked"]
+    assert (
+        asked["sessionId"] == elicitation["sessionId"] and asked["toolCallId"] == "call_b" and asked["mode"] == "form"
+    )
+    assert problems([("zCreateElicitationRequest", asked)]) == []
+    told = [m["content"] for r in model.requests for m in r["messages"] if m.get("tool_call_id") == "call_b"]
+    assert told[0] == 'server saw {"action": "accept", "content": {"name": "Ada", "seat": "window"}}'

@@ -33,6 +33,7 @@ from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
 from ..util.text import clean_meta, clean_text, repair
+from .ask_user import offer_questions
 from .directories import check_directories, check_editor_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
@@ -232,6 +233,7 @@ class SessionOpener:
             last_row=max((entry.row_id or 0 for entry in entries), default=0),
         )
         repair_history(session, [e for e in entries if e.active])
+        offer_questions(session, self.editor, timeouts.elicitation)
         self.sessions.add(session)
         return session
 

@@ -47,6 +47,7 @@ from ..events import (
     ToolCallRunning,
     ToolCallStarted,
     ToolCallUpdated,
+    ToolCallWaiting,
     TurnFinished,
     UsageChanged,
 )
@@ -150,6 +151,8 @@ def event_update(event: Event) -> Any:
             return start_tool_call(activity_id, title, kind=kind, status=status, content=shown)
         case ToolCallUpdated(_, call_id, content):
             return update_tool_call(call_id, content=content)
+        case ToolCallWaiting(_, call_id, question):
+            return _waiting(call_id, question)
         case TitleChanged(_, title):
             return SessionInfoUpdate(session_update="session_info_update", title=title)
         case CommandsChanged(_, commands):
@@ -278,3 +281,12 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
     return content or ""
+
+
+def _waiting(call_id: str, question: str | None) -> Any:
+    """A tool call waiting for the user is `pending` (the spec's status for a call awaiting the user, as during a
+    permission request) and shows the question; answered, it is `in_progress` again and the question goes."""
+    if question is None:
+        return update_tool_call(call_id, status="in_progress", content=[])
+    shown = tool_content(text_block(f"Waiting for your answer: {question}"))
+    return update_tool_call(call_id, status="pending", content=[shown])

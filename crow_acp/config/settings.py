@@ -185,6 +185,8 @@ class Timeouts(Section):
     """Seconds one MCP server may take to start and list its tools."""
     mcp_call: float = Field(120.0, gt=0)
     """Seconds one tool call may take."""
+    elicitation: float = Field(300.0, gt=0)
+    """Seconds the user has to answer a question (an MCP server's, or the model's `ask_user`); then it is cancelled."""
     model: float = Field(600.0, gt=0)
     """Seconds one whole model request may take: from sending it (retries included) to its last chunk."""
     model_first_byte: float = Field(300.0, gt=0)

@@ -28,16 +28,20 @@ async def open_client(
     stack: AsyncExitStack,
     on_message: Any,
     on_end: Callable[[], None],
+    on_elicit: Any = None,
 ) -> Any:
     """The SDK's Client for the server (not yet entered); `on_end` is called when the server's side ends.
 
-    `on_message` is the SDK's message handler (notifications such as list_changed)."""
+    `on_message` is the SDK's message handler (notifications such as list_changed); `on_elicit` its
+    elicitation callback (the server's questions for the user, elicit.py)."""
     from mcp import Client
 
     from .inbox import watched
 
     transport = watched(await _transport(spec, cwd, call_timeout, stack), on_end)
-    return Client(transport, read_timeout_seconds=call_timeout, message_handler=on_message)
+    return Client(
+        transport, read_timeout_seconds=call_timeout, message_handler=on_message, elicitation_callback=on_elicit
+    )
 
 
 async def _transport(spec: ServerSpec, cwd: str, call_timeout: float, stack: AsyncExitStack) -> Any:

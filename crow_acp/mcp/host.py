@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from .elicit import Elicitor
 from .server import McpServer
 from .specs import ServerSpec, server_specs
 from .tool import McpTool, ServerUnavailable, unique_names
@@ -28,6 +29,8 @@ class McpHost:
         self.call_timeout = call_timeout
         self.servers: list[McpServer] = []
         self.on_change: Callable[[McpServer], Coroutine[Any, Any, None]] | None = None
+        self.elicitor: Elicitor | None = None
+        """Who asks the user the servers' questions (the session's editor); None: each is declined."""
         self._reported: set[tuple[int, int]] = set()
 
     def start(self, specs: list[ServerSpec]) -> None:
@@ -35,6 +38,7 @@ class McpHost:
         for spec in specs:
             server = McpServer(spec, cwd=self.cwd, call_timeout=self.call_timeout, connect_timeout=self.connect_timeout)
             server.on_change = self._server_changed
+            server.elicitations.elicitor = self.elicitor
             self.servers.append(server)
             server.start()
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ..util.imports import off_loop
 from .connect import connection_lost, describe_failure, import_client, open_client
+from .elicit import CallScope, Elicitations, current_call
 from .lists import ServerLists
 from .specs import ServerSpec
 from .tool import McpTool, ServerUnavailable
@@ -48,6 +49,8 @@ class McpServer(ServerLists):
         self.restarts, self._spare_restart, self._up_since = 0, True, 0.0
         self.on_change: Callable[[McpServer], Coroutine[Any, Any, None]] | None = None
         """Called when the server becomes ready or its lists change (the host re-offers its prompts)."""
+        self.elicitations = Elicitations(spec.name)
+        """Its questions for the user, and its calls in flight they belong to (elicit.py)."""
         self._client: Any = None
         self._calls: asyncio.TaskGroup | None = None
         self._ready = asyncio.Event()
@@ -114,8 +117,8 @@ class McpServer(ServerLists):
 
     async def _run(self, generation: int) -> None:
         async def on_message(message: Any) -> None:
-            if generation == self._generation:  # not what a replaced connection still says
-                await self._on_message(message)
+            if generation == self._generation and not await self.elicitations.message(message):
+                await self._on_message(message)  # not what a replaced connection still says
 
         try:
             # The MCP client takes seconds to import on a busy machine: in a thread, never on the event
@@ -125,6 +128,7 @@ class McpServer(ServerLists):
                 client = await open_client(
                     self.spec, cwd=self.cwd, call_timeout=self.call_timeout, stack=stack,
                     on_message=on_message, on_end=lambda: self._connection_ended(generation),
+                    on_elicit=self.elicitations.callback,
                 )  # fmt: skip
                 self._client = await stack.enter_async_context(client)
                 await self._list_all()
@@ -183,9 +187,18 @@ class McpServer(ServerLists):
             self.status, self.error = "failed", message
             log.warning("MCP server %r failed: %s", self.spec.name, message)
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """Run a call inside the actor; cancelling the caller cancels the call (MCP sends notifications/cancelled)."""
-        return await self.request(lambda client: client.call_tool(tool, arguments))
+    async def call(self, tool: str, arguments: dict[str, Any], scope: CallScope | None = None) -> Any:
+        """Run a call inside the actor; cancelling the caller cancels the call (MCP sends notifications/cancelled),
+        and its open questions. The server's questions meanwhile belong to `scope`."""
+        scope = scope or CallScope(None)
+        self.elicitations.in_flight.append(scope)
+        token = current_call.set(scope)  # the actor's task for this call is created with it
+        try:
+            return await self.request(lambda client: client.call_tool(tool, arguments))
+        finally:
+            current_call.reset(token)
+            self.elicitations.in_flight.remove(scope)
+            scope.close()
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
         return await self.request(lambda client: client.get_prompt(name, arguments))

@@ -10,6 +10,7 @@ from ..errors import McpError
 from ..events import ToolResult, ToolView
 from ..tools import infer_kind, safe_name
 from ..util.secrets import redact
+from .elicit import CallScope
 from .specs import ServerSpec
 
 MAX_RESULT_CHARS = 100_000
@@ -29,7 +30,7 @@ class ToolServer(Protocol):
     @property
     def restartable(self) -> bool: ...
     async def restart(self) -> bool: ...
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any: ...
+    async def call(self, tool: str, arguments: dict[str, Any], scope: CallScope | None = None) -> Any: ...
 
 
 class McpTool:
@@ -62,15 +63,21 @@ class McpTool:
 
         if self.server.restartable:  # it died since the last call: this is its next use
             await _restart(self.server, context)
+        scope = CallScope(context.call_id)
         try:
-            result = await self.server.call(self.remote_name, arguments)
+            result = await self.server.call(self.remote_name, arguments, scope)
         except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:
-            return ToolResult(text=f"Tool error: {exc}", is_error=True)
+            return ToolResult(text=with_notes(f"Tool error: {exc}", scope), is_error=True)
         except ValidationError as exc:  # the SDK checks the result's shape (and its output schema) after the wire
-            return ToolResult(text=f"Tool error: {malformed(exc)}", is_error=True)
-        text = result_text(result)
+            return ToolResult(text=with_notes(f"Tool error: {malformed(exc)}", scope), is_error=True)
+        text = with_notes(result_text(result), scope)
         images = [(b.mime_type, b.data) for b in result.content if b.type == "image"]
         return ToolResult(text=text, is_error=result.is_error, raw_output=result.structured_content, images=images)
+
+
+def with_notes(text: str, scope: CallScope) -> str:
+    """The result, and what happened to the server's questions meanwhile (the model must know why it ended so)."""
+    return "\n".join([text, *scope.notes])
 
 
 async def _restart(server: ToolServer, context: ToolContext) -> None:

@@ -23,8 +23,28 @@ async function failure(promise) {
   }
 }
 
+// --- Elicitation (issue 20 item 2) -------------------------------------------------------------------------
+// With CROW_ELICIT_SERVER (an MCP server entry, JSON) the client opts into form elicitation, answers every
+// `elicitation/create` with CROW_ELICIT_ANSWER (JSON), and at the end prompts in a session with that server.
+const elicitServer = process.env.CROW_ELICIT_SERVER ? JSON.parse(process.env.CROW_ELICIT_SERVER) : null;
+const elicitationCapabilities = elicitServer ? { elicitation: { form: {} } } : {};
+const elicited = [];
+const answerElicitation = ({ params }) => {
+  elicited.push(params);
+  return JSON.parse(process.env.CROW_ELICIT_ANSWER);
+};
+async function elicitationSteps(agent) {
+  if (!elicitServer) return;
+  step("elicitation");
+  const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [elicitServer] });
+  const reply = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "book" }] });
+  seen.elicitation = { stopReason: reply.stopReason, asked: elicited, sessionId };
+}
+// --- end of elicitation ----------------------------------------------------------------------------------
+
 const app = acp
   .client({ name: "crow-ts-test" })
+  .onRequest(acp.methods.client.elicitation.create, answerElicitation)
   .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
     outcome: { outcome: "selected", optionId: params.options[0].optionId },
   }))
@@ -34,7 +54,7 @@ const step = (name) => process.stderr.write(`ts-client: ${name}\n`);
 await app.connectWith(stream, async (agent) => {
   const init = await agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
+    clientCapabilities: { ...elicitationCapabilities },
   });
   seen.capabilities = init.agentCapabilities;
 
@@ -66,6 +86,7 @@ await app.connectWith(stream, async (agent) => {
   step("list");
   const listed = await agent.request(acp.methods.agent.session.list, { cwd });
   seen.listed = listed.sessions.length;
+  await elicitationSteps(agent);
 });
 child.stdin.end();
 seen.updates = updates;
