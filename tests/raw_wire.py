@@ -143,12 +143,15 @@ async def eventually(predicate: Any, timeout: float = 15) -> None:
 
 
 @asynccontextmanager
-async def raw_crow(env: dict[str, str], *args: str, cwd: str | Path | None = None) -> AsyncIterator[RawCrow]:
-    """`python -m crow acp ARGS` (forked, see spawn.py), initialized; killed at the end if it is still running."""
+async def raw_crow(
+    env: dict[str, str], *args: str, cwd: str | Path | None = None, capabilities: dict[str, Any] | None = None
+) -> AsyncIterator[RawCrow]:
+    """`python -m crow acp ARGS` (forked, see spawn.py), initialized (with `capabilities` as the
+    clientCapabilities); killed at the end if it is still running."""
     proc = await spawn.start(["acp", *args], env, cwd, limit=2**26)
     crow = RawCrow(proc)
     try:
-        reply = await crow.call("initialize", INITIALIZE)
+        reply = await crow.call("initialize", {**INITIALIZE, "clientCapabilities": capabilities or {}})
         assert reply["result"]["protocolVersion"] == 1
         yield crow
     finally:

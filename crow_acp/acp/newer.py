@@ -72,3 +72,58 @@ class NewerInitializeRequest(InitializeRequest):
         if isinstance(data, dict):
             data = {**data, "client_features": ClientFeatures.from_capabilities(data.get("clientCapabilities"))}
         return data
+
+
+# Subagent sessions (1.34; zod: zSubagentUpdate, zSessionMessage, zSubagentSessionCapabilities, zStateUpdate).
+# Sent only to a client that advertised `subagents`. The SDK's models do not know these updates, so
+# they go out as plain dicts through `send_newer_update`.
+
+
+def subagent_update(
+    child_sid: str, *, title: str | None = None, description: str | None = None, state: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`subagent_update` (on the parent): announces `child_sid` the first time, patches it later.
+    The child advertises `cancel`: a client's session/cancel on it stops that child's work."""
+    update: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": child_sid}
+    if title is not None:
+        update.update(title=title, capabilities={"cancel": {}})
+    if description is not None:
+        update["description"] = description
+    if state is not None:
+        update["state"] = state
+    return update
+
+
+def running_state() -> dict[str, Any]:
+    return {"state": "running"}
+
+
+def idle_state(stop_reason: str, error: str | None = None) -> dict[str, Any]:
+    """The child is idle again after a turn that ended with `stop_reason` ("error" carries its message)."""
+    if stop_reason == "error":
+        return {"state": "idle", "stopReason": "error", "error": {"code": -32603, "message": error or "failed"}}
+    return {"state": "idle", "stopReason": stop_reason}
+
+
+def session_message(message_id: str, sender_sid: str, recipient_sid: str, text: str) -> dict[str, Any]:
+    """`session_message`: `text` sent from one session to another (a hand-off)."""
+    return {
+        "sessionUpdate": "session_message",
+        "messageId": message_id,
+        "senderSessionId": sender_sid,
+        "recipientSessionId": recipient_sid,
+        "content": [{"type": "text", "text": text}],
+    }
+
+
+async def send_newer_update(conn: Any, session_id: str, update: dict[str, Any]) -> None:
+    """A session/update whose shape the SDK's models do not know, on the SDK connection's own writer (so
+    it keeps its place among the updates sent through the models). Until one shared door for such
+    updates lands, this is crow's only one."""
+    from acp.agent.connection import AgentSideConnection
+    from acp.meta import CLIENT_METHODS
+
+    if not isinstance(conn, AgentSideConnection):
+        raise TypeError(f"cannot send {update['sessionUpdate']} on {type(conn).__name__}")
+    params = {"sessionId": session_id, "update": update}
+    await conn._conn.send_notification(CLIENT_METHODS["session_update"], params)  # the SDK's only writer

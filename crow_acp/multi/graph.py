@@ -133,6 +133,8 @@ class Graph:
     """session/cancel notifications so far; a prompt waiting for the lock compares it."""
     headed: set[tuple[str, Any]] = field(default_factory=set)
     """(agent, message id) pairs whose attribution header was sent."""
+    children: bool = False
+    """The editor opted in to subagents: every member but the entry is a child session (children.py)."""
 
     @classmethod
     def open(cls, agents: list[AcpAgent], sids: dict[str, str], shared: frozenset[str]) -> Graph:
@@ -155,7 +157,7 @@ class Graph:
 
     @property
     def labelled(self) -> bool:
-        return len(self.agents) > 1
+        return len(self.agents) > 1 and not self.children
 
     @property
     def entry(self) -> AcpAgent:
