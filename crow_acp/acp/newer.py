@@ -80,13 +80,18 @@ class NewerInitializeRequest(InitializeRequest):
 
 
 def subagent_update(
-    child_sid: str, *, title: str | None = None, description: str | None = None, state: dict[str, Any] | None = None
+    child_sid: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    state: dict[str, Any] | None = None,
+    cancel: bool = True,
 ) -> dict[str, Any]:
-    """`subagent_update` (on the parent): announces `child_sid` the first time, patches it later.
-    The child advertises `cancel`: a client's session/cancel on it stops that child's work."""
+    """`subagent_update` (on the parent): announces `child_sid` the first time (with a title), patches it
+    later. With `cancel` the child advertises it: a client's session/cancel on it stops that child's work."""
     update: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": child_sid}
     if title is not None:
-        update.update(title=title, capabilities={"cancel": {}})
+        update.update(title=title, capabilities={"cancel": {}} if cancel else {})
     if description is not None:
         update["description"] = description
     if state is not None:
