@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks
 from crow_acp.config import Config
@@ -48,7 +46,7 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
     settings = agent.config.delegate
     if not settings.enabled or depth >= settings.max_depth:
         return CrowCallbacks()
-    from crow_acp.multi.delegate import CrowHelper, DelegateTarget, delegate_tool
+    from crow_acp.multi.delegate import CrowHelper, DelegateTarget, delegate_callback
 
     helpers: dict[str, DelegateTarget] = {}
 
@@ -71,9 +69,4 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
             helpers[name] = CrowHelper(helper, lambda: link.conn, initialize)
         return helpers[name]
 
-    tool = delegate_tool(agent, list(settings.agents), resolve)
-
-    async def offer(session: Any, **_: Any) -> None:
-        session.add_tool(tool)
-
-    return CrowCallbacks(begin_session=[offer])
+    return CrowCallbacks(begin_session=[delegate_callback(agent, list(settings.agents), resolve)])

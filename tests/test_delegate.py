@@ -224,3 +224,28 @@ async def test_cancelling_the_parents_turn_cancels_its_helpers(crow_home, tmp_pa
     assert answer["result"]["stopReason"] == "cancelled"
     assert "late" not in said(live, child)
     assert problems(wire_messages(live)) == []
+
+
+async def test_a_reload_shows_the_helpers_sessions(crow_home, tmp_path):
+    configure(crow_home)
+    async with ScriptedModel() as model:
+        turns = {"go": parent_turn(delegate("TASK-R", "call_r")), "TASK-R": lambda n: Reply(text="ANSWER-R")}
+        model.default = by_prompt(model, turns)
+        async with crow_for(crow_home, model, tmp_path, SUBAGENTS) as crow:
+            parent = await crow.new_session(str(tmp_path))
+            await crow.prompt(parent, "go")
+            child = helper_children(crow.received)["TASK-R"]
+        async with crow_for(crow_home, model, tmp_path, SUBAGENTS) as crow:
+            listed = await crow.call("session/list", {"cwd": str(tmp_path)})
+            before = len(crow.received)
+            load = {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []}
+            assert "result" in await crow.call("session/load", load)
+            replayed = crow.received[before:]
+    # Helpers' sessions are no sessions of the editor's list; the reload announces each, then replays it.
+    assert [s["sessionId"] for s in listed["result"]["sessions"]] == [parent]
+    assert helper_children(replayed) == {"TASK-R": child}
+    flat = sent(replayed)
+    announced = next(i for i, (_, _, u) in enumerate(flat) if u.get("sessionUpdate") == "subagent_update")
+    assert announced < min(i for i, (_, on, _) in enumerate(flat) if on == child)
+    assert said(replayed, child) == "ANSWER-R" and said(replayed, parent) == "PARENT-DONE"
+    assert problems(wire_messages(replayed)) == []

@@ -13,8 +13,9 @@ answer is the tool's result. The tool itself changes nothing (what the child doe
 gated in the child), so it is read-only: several calls of one reply run at once, as the loop runs
 every reply's calls. Cancelling the parent's turn cancels the call, and so the child's turn.
 
-The child is a real session, stored; the parent's context "delegations" links it (its id, helper,
-call). child_conn.py decides what the editor sees of it.
+The child is a real session, stored under the agent name "crow-helper" (so not in the editor's session
+list); the parent's context "delegations" links it (its id, helper, call), and a reload for an editor
+that opted in to subagents replays it under its own id. child_conn.py decides what the editor sees live.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
+from ..acp.newer import subagent_update
+from ..acp.updates import replay_updates
 from ..events import ToolResult
-from ..plugin.session import ToolContext
+from ..plugin.hooks import Callback
+from ..plugin.session import SessionAccess, ToolContext
 from ..tools import FunctionTool
-from .child_conn import ChildConnection, Delegation
+from .child_conn import ChildConnection, Delegation, push
 
 NAME = "delegate"
 LINKS = "delegations"
@@ -104,6 +108,31 @@ class CrowHelper:
     async def shutdown(self) -> None:
         if self._agent is not None:
             await self._agent.shutdown()
+
+
+def delegate_callback(parent: AcpAgent, agents: list[str], resolve: Resolver) -> Callback:
+    """The begin_session callback that offers `delegate`; on session/load, for an editor that opted in to
+    subagents, it announces each stored helper session and replays its history under its own id."""
+    tool = delegate_tool(parent, agents, resolve)
+
+    async def offer(session: SessionAccess, *, loaded: bool = False, **_: Any) -> None:
+        session.add_tool(tool)
+        if loaded and parent.editor.features.subagents and parent.editor.conn is not None:
+            await replay_delegations(parent, session)
+
+    return offer
+
+
+async def replay_delegations(parent: AcpAgent, session: SessionAccess) -> None:
+    conn = parent.editor.conn
+    for link in session.get_context(LINKS) or []:
+        child, name = str(link.get("session")), str(link.get("agent"))
+        entries = await parent.store.load(child)
+        task = next((e.message.get("content") for e in entries if e.message["role"] == "user"), None)
+        about = task[:200] if isinstance(task, str) else None
+        await push(conn, session.session_id, subagent_update(child, title=name, description=about, cancel=False))
+        for update in replay_updates(entries):
+            await push(conn, child, update)
 
 
 def delegate_tool(parent: AcpAgent, agents: list[str], resolve: Resolver) -> FunctionTool:
