@@ -143,6 +143,10 @@ async def test_chain_members_are_child_sessions_live_and_on_reload(crow_home, tm
         assert problems(wire_messages(live)) == []
 
         async with await chain_crow(crow_home, models, tmp_path, SUBAGENTS) as crow:
+            # A child is no session a client may load or delete (the spec restricts them; crow refuses).
+            for method in ("session/load", "session/delete"):
+                refused = await crow.call(method, {"sessionId": reviewer, "cwd": str(tmp_path), "mcpServers": []})
+                assert refused["error"]["code"] == -32002, refused
             before = len(crow.received)
             reply = await crow.call("session/load", {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []})
             assert "result" in reply

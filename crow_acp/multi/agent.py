@@ -203,6 +203,7 @@ class MultiAgent:
     async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
         """The graph closed here, then the entry's session deleted (refused, with nothing deleted, if another
         process has it open), then each member's session that the entry's record named."""
+        await stored_members(self.entry, session_id)  # refuses a member's (child) session before closing anything
         await self.close_session(session_id=session_id)
         members = await stored_members(self.entry, session_id)
         await self.entry.delete_session(session_id=session_id)

@@ -190,8 +190,11 @@ Stored = Callable[[AcpAgent, str], Awaitable[str]]
 
 
 async def stored_members(entry: AcpAgent, session_id: str) -> dict[str, str]:
-    """{member name: session id} as the entry's stored session of the graph names them; {} if none."""
+    """{member name: session id} as the entry's stored session of the graph names them; {} if none.
+    A member's (child) session is no graph: RequestError, as for an unknown session."""
     record = await entry.store.get(session_id)
+    if record is not None and record.data.get("agent", entry.name) != entry.name:
+        raise RequestError.resource_not_found(session_id)
     known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) if record is not None else None
     return {str(name): str(sid) for name, sid in (known or {}).items()}
 
@@ -203,7 +206,7 @@ async def member_sessions(
     member's session the entry's record names, `new` for a member that has none (added since)."""
     entry = members[0]
     record = await entry.store.get(session_id)
-    if record is None:
+    if record is None or record.data.get("agent", entry.name) != entry.name:  # a member's (child) session is no graph
         raise RequestError.resource_not_found(session_id)
     known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
 
