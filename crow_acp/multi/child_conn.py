@@ -21,7 +21,7 @@ from typing import Any
 
 from ..acp.newer import idle_state, running_state, send_newer_update, session_message, subagent_update
 from ..policy.modes import Mode
-from .conn import CHILD_DROPPED
+from .conn import CHILD_DROPPED, kind_of
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,7 @@ class ChildConnection:
             log.warning("dropped a helper's update for %s, which is no child session in a delegation", session_id)
             return
         if delegation.subagents:
-            kind = update.get("sessionUpdate") if isinstance(update, dict) else update.session_update
-            if kind not in CHILD_DROPPED:
+            if kind_of(update) not in CHILD_DROPPED:
                 await push(self.upstream, session_id, update)
             return
         if isinstance(update, dict):  # a nested child's announcement or message: not shown without child sessions
