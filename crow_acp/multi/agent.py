@@ -277,6 +277,10 @@ class MultiAgent:
             self.outlet.routes[sid] = graph
         return graph
 
+    def graph_of(self, session_id: str | None) -> Graph | None:
+        """The graph an open session id (the editor's or a member's) belongs to."""
+        return self.outlet.graph_of(session_id)
+
     async def _title(self, graph: Graph, prompt: Prompt) -> None:
         """Drivers that never give the entry the user's text still give the session a title, the
         model's too; the entry's session_info_update reaches the editor as the graph's (conn.py)."""
