@@ -15,7 +15,7 @@ import pytest
 from helpers import crow_env
 from matrix_support import last_prompt
 from raw_wire import eventually, raw_crow
-from test_multi_children import SUBAGENTS, children, handoffs, said, sent, states
+from test_multi_children import SUBAGENTS, children, ended, handoffs, said, sent, states
 from zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -235,6 +235,7 @@ async def test_a_reload_shows_the_helpers_sessions(crow_home, tmp_path):
             parent = await crow.new_session(str(tmp_path))
             await crow.prompt(parent, "go")
             child = helper_children(crow.received)["TASK-R"]
+            await ended(crow)
         async with crow_for(crow_home, model, tmp_path, SUBAGENTS) as crow:
             listed = await crow.call("session/list", {"cwd": str(tmp_path)})
             before = len(crow.received)

@@ -99,6 +99,13 @@ def assert_announced_first(messages: list[dict[str, Any]], parent: str, child: s
     assert naming and announced < min(naming)
 
 
+async def ended(crow: RawCrow) -> None:
+    """Close crow's stdin, as an editor that quits does, and wait for its exit (raw_crow kills it otherwise)."""
+    assert crow.proc.stdin is not None
+    crow.proc.stdin.close()
+    assert await crow.drain_to_exit() == 0
+
+
 async def chain_crow(home: Path, models: dict, cwd: Path, capabilities: dict | None) -> Any:
     return raw_crow(multi_env(home, models), "--agent", f"{AGENTS}:build", cwd=cwd, capabilities=capabilities)
 
@@ -110,6 +117,7 @@ async def test_chain_members_are_child_sessions_live_and_on_reload(crow_home, tm
             parent = await crow.new_session(str(tmp_path))
             answer = await crow.prompt(parent, "write add")
             live = list(crow.received)
+            await ended(crow)  # what it stores is durable before the reload
         assert answer["result"]["stopReason"] == "end_turn"
         kids = children(live)
         assert list(kids) == ["reviewer", "tester"]  # the entry (coder) is the parent itself
