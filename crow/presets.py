@@ -36,5 +36,37 @@ def _skills_and_prompt(config: Config | None) -> CrowCallbacks:
 
 def default_agent(config: Config | None = None) -> AcpAgent:
     agent = AcpAgent(config)
-    agent.set_callbacks(default_callbacks(agent.config))
+    agent.set_callbacks(default_callbacks(agent.config) + delegation(agent, depth=0))
     return agent
+
+
+def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
+    """The `delegate` tool for `agent`'s sessions, when [delegate] enables it and `depth` (levels of
+    delegation above this agent) is below its max_depth."""
+    settings = agent.config.delegate
+    if not settings.enabled or depth >= settings.max_depth:
+        return CrowCallbacks()
+    from crow_acp.multi.delegate import CrowHelper, DelegateTarget, delegate_callback
+
+    helpers: dict[str, DelegateTarget] = {}
+
+    def helper() -> AcpAgent:
+        """A crow sub-agent: the same configuration and store; listed apart from the editor's sessions."""
+        sub = AcpAgent(agent.config, agent.store, name="crow-helper")
+        sub.set_callbacks(default_callbacks(sub.config) + delegation(sub, depth=depth + 1))
+        return sub
+
+    def resolve(name: str) -> DelegateTarget | None:
+        if name != "crow":  # other ACP agents ([agents.NAME]) plug in here
+            return None
+        if name not in helpers:
+            link = agent.editor
+            initialize = {
+                "protocol_version": 1,
+                "client_capabilities": link.capabilities,
+                "client_features": link.features,
+            }
+            helpers[name] = CrowHelper(helper, lambda: link.conn, initialize)
+        return helpers[name]
+
+    return CrowCallbacks(begin_session=[delegate_callback(agent, list(settings.agents), resolve)])

@@ -3,10 +3,11 @@
 The SDK's `session_update` validates its update against its own union (schema 1.19) and
 serializes it by that union's schema: a `notice`, a `compaction_update`, a `plan_update`, or a
 `tool_call` with its `name` (1.22) would be refused or lose its newer fields. Such an update is a
-pydantic model that also derives from `NewerUpdate` (newer.py declares them, aliased as the spec
-names them); `send_update` writes it as the notification the SDK would have written, serialized by
-its own class, on the SDK's connection (same transport and order as every other message, and its
-observers see it). Any other update goes through the SDK as before.
+pydantic model that also derives from `NewerUpdate` (newer/ declares them, aliased as the spec
+names them), or a dict already in the spec's JSON (newer/subagents.py); `send_update` writes it as
+the notification the SDK would have written, serialized by its own class, on the SDK's connection
+(same transport and order as every other message, and its observers see it). Any other update goes
+through the SDK as before.
 
 Everything crow sends the editor as a session update goes through here (the live stream, a load's
 replay, a MultiAgent's attribution), so a newer update may be sent from anywhere:
@@ -41,12 +42,14 @@ def update_params(session_id: str, update: Any) -> dict[str, Any]:
     """The params of the session/update notification carrying `update`, as JSON values."""
     if isinstance(update, NewerUpdate) and isinstance(update, BaseModel):
         return {"sessionId": session_id, "update": serialize_params(update)}
+    if isinstance(update, dict):  # a newer shape already as JSON (newer/subagents.py)
+        return {"sessionId": session_id, "update": update}
     return serialize_params(SessionNotification(session_id=session_id, update=update))
 
 
 async def send_update(conn: Any, session_id: str, update: Any) -> None:
     """Send `update` for `session_id` on `conn`: through the SDK, or as its own JSON when it is newer."""
-    if isinstance(update, NewerUpdate) and isinstance(conn, AgentSideConnection):
+    if isinstance(update, NewerUpdate | dict) and isinstance(conn, AgentSideConnection):
         # The SDK (pinned to 0.12) has no public way to send a notification it cannot model.
         await conn._conn.send_notification(SESSION_UPDATE, update_params(session_id, update))
         return

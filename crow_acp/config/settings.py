@@ -232,6 +232,15 @@ class TitleConfig(Section):
     """The [models] profile that writes titles; None uses the session's own model."""
 
 
+class DelegateConfig(Section):
+    enabled: bool = False
+    """Offer the model the `delegate` tool: a self-contained task run in a fresh child session."""
+    agents: list[str] = Field(default_factory=lambda: ["crow"], min_length=1)
+    """The helpers `delegate` may use, the first by default; "crow" is a crow sub-agent."""
+    max_depth: int = Field(2, ge=1, le=8)
+    """Levels of delegation below the editor's session: a helper that deep gets no `delegate` tool."""
+
+
 class Config(Section):
     home: Path = Field(Path("~/.crow").expanduser(), strict=False)
     """Crow's directory ($CROW_HOME); set by crow, not in config.toml."""
@@ -259,6 +268,8 @@ class Config(Section):
     """How local commands are confined."""
     store: StoreConfig = Field(default_factory=StoreConfig)
     """Where sessions are kept."""
+    delegate: DelegateConfig = Field(default_factory=DelegateConfig)
+    """The `delegate` tool."""
     max_steps: int = Field(50, ge=1)
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)

@@ -4,7 +4,10 @@
     graph.py       which agents take part (bridges are edges), one editor session's Graph
     blackboard.py  the shared context every member sees and stores
     run.py         one prompt's run: hand-offs, stop reasons, cancel; what patterns steer with
-    conn.py        what members send the editor, attributed; session/load of a graph
+    conn.py        what members send the editor, attributed or on child sessions; session/load of a graph
+    children.py    members as child sessions (ACP subagents): announcements, hand-off messages, state
+    outlet.py      updates held until the editor knows the session, then sent
+    members.py     the members' sessions of an editor session, resumed, forked or new
 
 Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
 

@@ -6,10 +6,11 @@
 
 One editor session is a session on every member (same cwd, same MCP servers); the editor's
 session id is the entry agent's. A prompt goes to the entry agent, or to the driver. Everything a
-member shows reaches the editor attributed (conn.py), hand-offs show as "a → b" tool calls,
-cancel stops every member, and the stop reason covers the whole run: "cancelled" if any part
-was cancelled, else the last agent's. session/load restores every member and replays the
-whole graph's history in order.
+member shows reaches the editor attributed (conn.py), or, for an editor that opted in to subagents,
+on the member's own child session (children.py); hand-offs show as "a → b" tool calls, cancel stops
+every member (a cancel of one child stops that member), and the stop reason covers the whole run:
+"cancelled" if any part was cancelled, else the last agent's. session/load restores every member
+and replays the whole graph's history in order.
 
 Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default
 "blackboard", "plan" and "graph_sessions"; patterns add theirs) are one Blackboard across all
@@ -39,12 +40,14 @@ from acp.schema import (
 )
 
 from ..acp.agent import AcpAgent
+from ..acp.newer import ClientFeatures
 from ..acp.prompt_blocks import as_dicts, user_text
-from ..acp.system_prompt import client_prompt
-from ..acp.update_door import send_update
 from ..errors import CrowError
-from .conn import MemberConnection, attribute, replay_graph
-from .graph import DEFAULT_SHARED, Graph, Node, Stored, collect_members, entry_of, member_sessions, stored_members
+from .children import ChildSessions
+from .conn import MemberConnection, replay_graph
+from .graph import DEFAULT_SHARED, Graph, Node, collect_members, entry_of, stored_members
+from .members import new_members, open_members, resume_members
+from .outlet import Outlet
 from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
 
 log = logging.getLogger(__name__)
@@ -74,11 +77,9 @@ class MultiAgent:
         self.name = name or self.entry.name
         nested = [key for node in [entry_agent, *extra] if isinstance(node, MultiAgent) for key in node.shared_keys]
         self.shared_keys: frozenset[str] = frozenset({*DEFAULT_SHARED, *shared_keys, *nested})
-        self.conn: Any = None
+        self.outlet = Outlet()
+        self.features = ClientFeatures()
         self._graphs: dict[str, Graph] = {}
-        self._routes: dict[str, Graph] = {}
-        self._held: list[tuple[str, str, Any]] = []
-        self._background: set[asyncio.Task[Any]] = set()
 
     async def drive(self, run: Run, prompt: Prompt, source: str | None) -> Outcome:
         """Run this graph (or pattern) on `prompt` inside `run`; nested MultiAgents run in the outer run."""
@@ -88,14 +89,24 @@ class MultiAgent:
 
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
-        self.conn = conn
+        self.outlet.conn = conn
         for member in self.members:
-            member.on_connect(MemberConnection(self, member.name))
+            member.on_connect(MemberConnection(self.outlet, member.name))
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_features: ClientFeatures | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        self.features = client_features or ClientFeatures()
         answers = [
             await member.initialize(
-                protocol_version=protocol_version, client_capabilities=client_capabilities, **kwargs
+                protocol_version=protocol_version,
+                client_capabilities=client_capabilities,
+                client_features=client_features,
+                **kwargs,
             )
             for member in self.members
         ]
@@ -114,32 +125,25 @@ class MultiAgent:
         **_: Any,
     ) -> NewSessionResponse:
         """Every member's session, each with the client's system prompt over that member's own."""
-        client_prompt(system_prompt)  # a bad one is refused before any member opens a session
-        answers = await asyncio.gather(
-            *(
-                m.new_session(cwd, mcp_servers, additional_directories, system_prompt=system_prompt)
-                for m in self.members
-            )
-        )
-        graph = self._open({m.name: answer.session_id for m, answer in zip(self.members, answers, strict=True)})
-        self._release_after_response(graph)
+        graph = self._open(await new_members(self.members, cwd, mcp_servers, additional_directories, system_prompt))
+        self.outlet.release_after_response(graph, announce=True)
         return NewSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
     ) -> Any:
-        graph = self._open(await self._restore(cwd, session_id, mcp_servers, system_prompt))
+        graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
-        await replay_graph(graph, lambda update: self._send(graph.editor_sid, update))
-        self._release_after_response(graph)
+        await replay_graph(graph, self.outlet.send)
+        self.outlet.release_after_response(graph, announce=False)  # the replay announced the children
         return LoadSessionResponse(config_options=self._options(graph))
 
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
     ) -> Any:
-        graph = self._open(await self._restore(cwd, session_id, mcp_servers, system_prompt))
+        graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
-        self._release_after_response(graph)
+        self.outlet.release_after_response(graph, announce=True)
         return ResumeSessionResponse(config_options=self._options(graph))
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
@@ -171,10 +175,12 @@ class MultiAgent:
             answer = await member.fork_session(sid, cwd, additional_directories, mcp_servers, system_prompt)
             return str(answer.session_id)
 
-        sids = await self._member_sessions(session_id, fork, cwd, mcp_servers, additional_directories, system_prompt)
+        sids = await open_members(
+            self.members, session_id, fork, cwd, mcp_servers, additional_directories, system_prompt
+        )
         graph = self._open(sids)
         self._sync_mode(graph.editor_sid)
-        self._release_after_response(graph)
+        self.outlet.release_after_response(graph, announce=True)
         return ForkSessionResponse(session_id=graph.editor_sid, config_options=self._options(graph))
 
     def _sync_mode(self, session_id: str) -> None:
@@ -197,12 +203,13 @@ class MultiAgent:
         if graph is None:
             return
         for name, sid in graph.sessions.items():
-            self._routes.pop(sid, None)
+            self.outlet.routes.pop(sid, None)
             await graph.agents[name].close_session(session_id=sid)
 
     async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
         """The graph closed here, then the entry's session deleted (refused, with nothing deleted, if another
         process has it open), then each member's session that the entry's record named."""
+        await stored_members(self.entry, session_id)  # refuses a member's (child) session before closing anything
         await self.close_session(session_id=session_id)
         members = await stored_members(self.entry, session_id)
         await self.entry.delete_session(session_id=session_id)
@@ -212,9 +219,13 @@ class MultiAgent:
         return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
-        """Stop the whole graph: the run (no further hand-offs, no side calls) and every member's turn."""
+        """Stop the whole graph: the run (no further hand-offs, no side calls) and every member's turn.
+        On a child session (children.py), only that member's turn: the graph decides what follows."""
         graph = self._graphs.get(session_id)
         if graph is None:
+            child = self.outlet.graph_of(session_id)
+            if child is not None and child.children and (name := child.name_of(session_id)) != child.entry_name:
+                await child.agents[str(name)].cancel(session_id=session_id)
             return
         graph.cancels += 1
         if graph.run is not None:
@@ -236,7 +247,8 @@ class MultiAgent:
                     return await self.entry.prompt(prompt=prompt, session_id=session_id)
                 finally:
                     self._sync_mode(session_id)  # /mode switched the entry
-            run = graph.run = Run(graph, prompt, lambda update: self._send(graph.editor_sid, update))
+            children = ChildSessions(graph, self.outlet.send) if graph.children else None
+            run = graph.run = Run(graph, prompt, lambda update: self.outlet.send(graph.editor_sid, update), children)
             token = CURRENT_RUN.set(run)
             try:
                 outcome = await self.drive(run, prompt, None)
@@ -263,70 +275,22 @@ class MultiAgent:
         return graph.entry.offers_command(graph.entry_sid, text)
 
     # Plumbing: sessions
-    async def _restore(self, cwd: str, session_id: str, mcp_servers: Any, system_prompt: Any) -> dict[str, str]:
-        """Resume every member's stored session of this graph (without replay); create missing ones."""
-
-        async def resume(member: AcpAgent, sid: str) -> str:
-            await member.resume_session(cwd, sid, mcp_servers, system_prompt=system_prompt)
-            return sid
-
-        return await self._member_sessions(session_id, resume, cwd, mcp_servers, None, system_prompt)
-
-    async def _member_sessions(
-        self, session_id: str, stored: Stored, cwd: str, mcp_servers: Any, directories: Any, system_prompt: Any
-    ) -> dict[str, str]:
-        client_prompt(system_prompt)  # a bad one is refused before any member opens a session
-
-        async def new(member: AcpAgent) -> str:
-            answer = await member.new_session(cwd, mcp_servers, directories, system_prompt=system_prompt)
-            return str(answer.session_id)
-
-        return await member_sessions(self.members, session_id, stored, new)
-
     def _open(self, sids: dict[str, str]) -> Graph:
         graph = Graph.open(self.members, sids, self.shared_keys)
+        graph.children = self.features.subagents
         self._graphs[graph.editor_sid] = graph
         for sid in sids.values():
-            self._routes[sid] = graph
+            self.outlet.routes[sid] = graph
         return graph
+
+    def graph_of(self, session_id: str | None) -> Graph | None:
+        """The graph an open session id (the editor's or a member's) belongs to."""
+        return self.outlet.graph_of(session_id)
 
     async def _title(self, graph: Graph, prompt: Prompt) -> None:
         """Drivers that never give the entry the user's text still give the session a title, the
         model's too; the entry's session_info_update reaches the editor as the graph's (conn.py)."""
         await graph.entry.title_session(graph.entry_sid, prompt_text(prompt))
-
-    # Plumbing: what members send
-    def graph_of(self, session_id: str | None) -> Graph | None:
-        return self._routes.get(session_id) if session_id else None
-
-    async def deliver(self, name: str, session_id: str, update: Any) -> None:
-        """A member's session/update: held until the editor knows the session, then attributed."""
-        graph = self._routes.get(session_id)
-        if graph is None or not graph.released:
-            self._held.append((name, session_id, update))
-            return
-        for out in attribute(graph, name, update):
-            await self._send(graph.editor_sid, out)
-
-    async def _send(self, editor_sid: str, update: Any) -> None:
-        if (graph := self._routes.get(editor_sid)) is not None and graph.blackboard.unflushed:
-            await graph.flush()  # a blackboard change is stored before the editor sees what follows it
-        if self.conn is not None:
-            await send_update(self.conn, editor_sid, update)
-
-    def _release_after_response(self, graph: Graph) -> None:
-        """Runs once the session/new|load response has gone out (the SDK queues it before this task runs)."""
-        task = asyncio.create_task(self._release(graph))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _release(self, graph: Graph) -> None:
-        while mine := [item for item in self._held if self._routes.get(item[1]) is graph]:
-            self._held = [item for item in self._held if self._routes.get(item[1]) is not graph]
-            for name, _, update in mine:
-                for out in attribute(graph, name, update):
-                    await self._send(graph.editor_sid, out)
-        graph.released = True
 
 
 __all__ = ["Driver", "MultiAgent"]

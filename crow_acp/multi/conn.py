@@ -1,7 +1,10 @@
-"""What members of a MultiAgent send the editor: one session, with attribution.
+"""What members of a MultiAgent send the editor: one session with attribution, or child sessions.
 
-Each member gets a MemberConnection instead of the editor's connection. It rewrites the member's
-session id to the editor's, labels the output so the user sees who speaks:
+Each member gets a MemberConnection instead of the editor's connection. For an editor that opted
+in to subagents, every member but the entry speaks on its own child session (children.py): its
+updates, permission questions and usage carry its own session id, unlabelled (its title, commands,
+mode and options stay the parent's). Otherwise it rewrites the member's session id to the editor's,
+and labels the output so the user sees who speaks:
 
     agent_message_chunk   a "**reviewer:** " chunk opens each message (same message id)
     tool_call(_update)    title "reviewer: Read file"; ids of non-entry members get "reviewer/"
@@ -9,8 +12,7 @@ session id to the editor's, labels the output so the user sees who speaks:
     usage, title, slash commands   only the entry's (the editor has one gauge, one title, and
                           routes `/` commands to the entry)
 
-and holds everything until the editor knows the session: members answer their own session/new
-before the MultiAgent answers the editor's, and Zed drops updates for an unknown session.
+The outlet (outlet.py) holds everything until the editor knows the session.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from acp import text_block
 
 from ..acp.updates import LastPlans, event_update, replay_updates
 from ..events import ActivityReported
+from .children import announcements, handoff_message
 from .graph import Graph
 from .run import handoff_title
 
@@ -57,7 +60,9 @@ class MemberConnection:
         await self._multi.deliver(self._name, session_id, update)
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
-        if (graph := self._multi.graph_of(session_id)) is not None:
+        if (graph := self._multi.graph_of(session_id)) is not None and is_child(graph, self._name):
+            session_id = graph.sessions[self._name]  # the child asks for itself
+        elif graph is not None:
             session_id, tool_call = graph.editor_sid, attribute_tool(graph, self._name, tool_call)
         return await self._multi.conn.request_permission(
             session_id=session_id, tool_call=tool_call, options=options, **kwargs
@@ -97,11 +102,34 @@ class MemberConnection:
         return kwargs
 
 
+CHILD_DROPPED = ENTRY_ONLY - {"usage_update"}
+"""A child has its own usage gauge; its title, commands, mode and options stay the parent's."""
+
+
+def is_child(graph: Graph, name: str) -> bool:
+    return graph.children and name != graph.entry_name
+
+
+def kind_of(update: Any) -> str:
+    """An update's `sessionUpdate`: an SDK model, or a dict of a newer shape."""
+    return str(update.get("sessionUpdate")) if isinstance(update, dict) else update.session_update
+
+
+def routed(graph: Graph, name: str, update: Any) -> list[tuple[str, Any]]:
+    """A member's update as (session id, update) pairs for the editor: on its own child session, or attributed
+    on the editor's. The member's own session id is used, whatever id the update came with."""
+    if is_child(graph, name):
+        return [] if kind_of(update) in CHILD_DROPPED else [(graph.sessions[name], update)]
+    return [(graph.editor_sid, out) for out in attribute(graph, name, update)]
+
+
 def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
     """A member's update as the editor gets it: dropped, labelled, or passed on."""
-    kind = update.session_update
+    kind = kind_of(update)
     if kind in ENTRY_ONLY and name != graph.entry_name:
         return []
+    if isinstance(update, dict):  # a shape newer than the SDK's: passed on as it is
+        return [update]
     if kind == "agent_message_chunk" and graph.labelled and (name, update.message_id) not in graph.headed:
         graph.headed.add((name, update.message_id))
         return [update.model_copy(update={"content": text_block(f"\n\n**{name}:** ")}), update]
@@ -119,12 +147,16 @@ def attribute_tool(graph: Graph, name: str, call: Any) -> Any:
     return call.model_copy(update=changes) if changes else call
 
 
-async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> None:
-    """session/load: every member's history, interleaved as it happened, attributed as it was live.
+async def replay_graph(graph: Graph, send: Callable[[str, Any], Awaitable[None]]) -> None:
+    """session/load: every member's history, interleaved as it happened, routed as it was live.
 
     Members share one store, so its store-wide order gives the order across sessions. A message
-    one agent handed another replays as that hand-off's tool call, not as the user speaking.
+    one agent handed another replays as that hand-off's tool call, not as the user speaking (and as
+    a `session_message` too, with child sessions, which are announced before anything else).
     """
+    if graph.children:
+        for announcement in announcements(graph):
+            await send(graph.editor_sid, announcement)
     rows = [
         (entry.order, name, entry)
         for name, sid in graph.sessions.items()
@@ -132,23 +164,22 @@ async def replay_graph(graph: Graph, send: Callable[[Any], Awaitable[None]]) -> 
     ]
     plans = LastPlans() if graph.agents[graph.entry_name].editor.features.plan else None
     for _, name, entry in sorted(rows, key=lambda row: row[0]):
-        for update in _replayed(graph, name, entry, plans):
-            await send(update)
+        for sid, update in _replayed(graph, name, entry, plans):
+            await send(sid, update)
     for update in plans.updates() if plans is not None else ():  # one plan id per plan: no attribution
-        await send(update)
+        await send(graph.editor_sid, update)
 
 
-def _replayed(graph: Graph, name: str, entry: StoredMessage, plans: LastPlans | None) -> list[Any]:
+def _replayed(graph: Graph, name: str, entry: StoredMessage, plans: LastPlans | None) -> list[tuple[str, Any]]:
     meta = entry.meta
     plain_user = entry.message["role"] == "user" and meta.replayed and meta.kind in ("message", "prompt")
     if plain_user and (meta.handoff is not None or name != graph.entry_name):
         source = meta.handoff.source if meta.handoff else None
         text = entry.message.get("content") or ""
-        title = handoff_title(source, name)
-        return [
-            event_update(
-                ActivityReported(graph.editor_sid, f"handoff-{entry.row_id}", title, "completed", "other", text)
-            )
-        ]
+        activity_id, title = f"handoff-{entry.row_id}", handoff_title(source, name)
+        shown = event_update(ActivityReported(graph.editor_sid, activity_id, title, "completed", "other", text))
+        if not graph.children:
+            return [(graph.editor_sid, shown)]
+        return [(graph.editor_sid, shown), handoff_message(graph, source or "", name, text, activity_id)]
     features = graph.agents[name].editor.features  # what the editor advertised (every member was told)
-    return [out for update in replay_updates([entry], features, plans) for out in attribute(graph, name, update)]
+    return [out for update in replay_updates([entry], features, plans) for out in routed(graph, name, update)]

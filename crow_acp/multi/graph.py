@@ -133,6 +133,8 @@ class Graph:
     """session/cancel notifications so far; a prompt waiting for the lock compares it."""
     headed: set[tuple[str, Any]] = field(default_factory=set)
     """(agent, message id) pairs whose attribution header was sent."""
+    children: bool = False
+    """The editor opted in to subagents: every member but the entry is a child session (children.py)."""
 
     @classmethod
     def open(cls, agents: list[AcpAgent], sids: dict[str, str], shared: frozenset[str]) -> Graph:
@@ -155,7 +157,7 @@ class Graph:
 
     @property
     def labelled(self) -> bool:
-        return len(self.agents) > 1
+        return len(self.agents) > 1 and not self.children
 
     @property
     def entry(self) -> AcpAgent:
@@ -188,8 +190,11 @@ Stored = Callable[[AcpAgent, str], Awaitable[str]]
 
 
 async def stored_members(entry: AcpAgent, session_id: str) -> dict[str, str]:
-    """{member name: session id} as the entry's stored session of the graph names them; {} if none."""
+    """{member name: session id} as the entry's stored session of the graph names them; {} if none.
+    A member's (child) session is no graph: RequestError, as for an unknown session."""
     record = await entry.store.get(session_id)
+    if record is not None and record.data.get("agent", entry.name) != entry.name:
+        raise RequestError.resource_not_found(session_id)
     known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) if record is not None else None
     return {str(name): str(sid) for name, sid in (known or {}).items()}
 
@@ -201,7 +206,7 @@ async def member_sessions(
     member's session the entry's record names, `new` for a member that has none (added since)."""
     entry = members[0]
     record = await entry.store.get(session_id)
-    if record is None:
+    if record is None or record.data.get("agent", entry.name) != entry.name:  # a member's (child) session is no graph
         raise RequestError.resource_not_found(session_id)
     known = (record.data.get("context") or {}).get(GRAPH_SESSIONS) or {}
 

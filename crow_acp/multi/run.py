@@ -22,6 +22,7 @@ from ..acp.prompt_blocks import as_dicts, to_model_text
 from ..acp.updates import event_update
 from ..events import ActivityReported, ToolStatus
 from ..plugin.session import SessionAccess
+from .children import ChildSessions
 from .graph import GRAPH_SESSIONS, Composite, Graph, Node
 
 Prompt = str | list[Any]
@@ -78,8 +79,12 @@ class Drivable(Composite, Protocol):
 class Run:
     """The state of one prompt of a MultiAgent; drivers (patterns) steer the graph through it."""
 
-    def __init__(self, graph: Graph, user_prompt: Prompt, send: Send | None) -> None:
+    def __init__(
+        self, graph: Graph, user_prompt: Prompt, send: Send | None, children: ChildSessions | None = None
+    ) -> None:
         self.graph = graph
+        self.children = children
+        """Set when the editor sees members as child sessions: hand-offs and their work's state go there too."""
         self.user_prompt = user_prompt
         self.cancelled = False
         self.steps: list[Step] = []
@@ -160,6 +165,9 @@ async def run_turn_of(
     shown through `report` as a tool call that is in progress while the agent (and its bridges) run."""
     text, title = prompt_text(prompt), handoff_title(source, agent.name)
     activity = await report(title, status="in_progress", text=text) if source is not None else None
+    children = run.children if run is not None else None
+    if children is not None and source is not None:
+        await children.handed(source, agent.name, text)
     step = Step(agent.name)
     frame = [step]
     if run is not None:
@@ -172,6 +180,8 @@ async def run_turn_of(
         frame = await _prompt(agent, sid, prompt, step, source)
     if (parent := _FRAME.get()) is not None:
         parent.extend(frame)
+    if children is not None:
+        await children.finished(agent.name, step.stop_reason, step.error)
     if activity is not None:
         failed = step.error or step.stop_reason == "cancelled"
         await report(title, status="failed" if failed else "completed", text=step.error or text, activity_id=activity)

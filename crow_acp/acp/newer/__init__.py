@@ -8,7 +8,7 @@ re-declared here as subclasses that keep those fields, named as the spec names t
 @agentclientprotocol/sdk 2.4.0 (tests/zod_check.py validates what crow sends against it).
 
 The shapes live in capabilities.py (what the client says it can do; requests with newer fields),
-updates.py (session updates) and elicitation.py, each under 300 lines; import them from here.
+updates.py (session updates), subagents.py and elicitation.py, each under 300 lines; import them from here.
 
 Every feature is offered only to a client that advertised it: ClientFeatures says which.
 """
@@ -35,6 +35,7 @@ from .elicitation import (
     ElicitationSchema,
     EnumOption,
 )
+from .subagents import idle_state, running_state, session_message, subagent_update
 from .updates import (
     CompactionSummaryChunk,
     CompactionUpdate,
@@ -69,6 +70,10 @@ __all__ = [
     "NewerResumeSessionRequest",
     "NewerSessionCapabilities",
     "Notice",
+    "idle_state",
     "named",
     "plan_operation",
+    "running_state",
+    "session_message",
+    "subagent_update",
 ]
