@@ -1,0 +1,55 @@
+"""Graphs with foreign members, for tests/test_foreign_member.py.
+
+The crow members' models come from $CROW_TEST_MODEL_<NAME>_URL (see multi_agents.py); the foreign
+member is tests/agents/foreign_acp_agent.py, or $FOREIGN_URL for a remote one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from multi_agents import config_for
+
+from crow.patterns import acp_member, chain, coder_agent, member, parallel, remote_member, reviewer_agent, sequential
+
+MEMBER = [sys.executable, str(Path(__file__).with_name("foreign_acp_agent.py"))]
+
+
+def outsider() -> Any:
+    return acp_member(MEMBER, name="outsider", env={"FOREIGN_LOG": os.environ.get("FOREIGN_LOG", "")})
+
+
+def build_chain() -> Any:
+    """coder → outsider → reviewer."""
+    return chain(coder_agent(config_for("coder")), outsider(), reviewer_agent(config_for("reviewer")))
+
+
+def build_first() -> Any:
+    """outsider → reviewer: the foreign member as the graph's entry."""
+    return chain(outsider(), reviewer_agent(config_for("reviewer")))
+
+
+def build_sequential() -> Any:
+    return sequential(coder_agent(config_for("coder")), outsider())
+
+
+def build_parallel() -> Any:
+    return parallel(
+        [outsider(), coder_agent(config_for("alpha"), name="alpha")],
+        fan_in=coder_agent(config_for("merger"), name="merger"),
+    )
+
+
+def build_remote() -> Any:
+    return chain(
+        coder_agent(config_for("coder")),
+        remote_member(os.environ["FOREIGN_URL"], name="remote", token=os.environ.get("FOREIGN_TOKEN")),
+    )
+
+
+def build_named() -> Any:
+    """coder → [agents.helper] from config.toml."""
+    return chain(coder_agent(config_for("coder")), member("helper"))
