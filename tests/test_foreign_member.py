@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import multi_support
 import pytest
+from acp import RequestError
 from helpers import RecordingClient, text
 from multi_support import functions, titles
 
@@ -53,3 +54,85 @@ async def test_a_foreign_member_takes_the_hand_off_and_hands_its_reply_on(crow_h
     assert ("coder → outsider", "completed") in titles(client) and ("outsider → reviewer", "completed") in titles(
         client
     )
+
+
+@pytest.mark.parametrize(
+    ("editor_answer", "member_sees"),
+    [("yes", "ALLOWED:yes"), ("no", "ALLOWED:no"), ("allow_once", "REJECTED"), ("cancelled", "REJECTED")],
+)
+async def test_its_permission_question_goes_to_the_editor_and_fails_closed(
+    crow_home, tmp_path, monkeypatch, editor_answer, member_sees
+):
+    """An option the member did not offer (allow_once here) or a cancel is a rejection, never an allow."""
+    models = functions(coder=[Reply(text="ASK now")], reviewer=[Reply(text="ok")])
+    client = RecordingClient(permission=editor_answer)
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
+        await ask(conn, tmp_path, "go")
+    [(call, options)] = client.permission_requests
+    assert call.tool_call_id == "outsider/call_1" and call.title == "outsider: Delete everything"
+    assert [o.option_id for o in options] == ["yes", "no"]
+    assert member_sees in client.text()
+
+
+async def test_cancel_reaches_the_member_as_session_cancel(crow_home, tmp_path, monkeypatch):
+    log = tmp_path / "m.jsonl"
+    models = functions(coder=[Reply(text="HANG")], reviewer=[Reply(text="never")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, log) as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        async with anyio.create_task_group() as group:
+            answers = []
+
+            async def prompt() -> None:
+                answers.append(await conn.prompt(session_id=sid, prompt=[text("go")]))
+
+            group.start_soon(prompt)
+            await client.wait_for(lambda c: "HANGING" in c.text())
+            await conn.cancel(session_id=sid)
+        # The member is still there for the next prompt.
+        models["coder"].add(Reply(text="after the cancel"))
+        _, again = await ask(conn, tmp_path, "again", sid)
+    assert answers[0].stop_reason == "cancelled" and again.stop_reason == "end_turn"
+    events = [c["event"] for c in calls(log)]
+    assert events.index("cancel") > events.index("prompt") and not models["reviewer"].requests[:-1]
+    assert "ECHO: after the cancel" in client.text()
+
+
+async def test_a_member_that_crashes_mid_turn_fails_its_node_and_the_next_turn_restarts_it(
+    crow_home, tmp_path, monkeypatch
+):
+    log = tmp_path / "m.jsonl"
+    models = functions(coder=[Reply(text="CRASH"), Reply(text="hello again")], reviewer=[Reply(text="fine")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, log) as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        with pytest.raises(RequestError, match="member outsider failed: exited with status 3"):
+            await ask(conn, tmp_path, "go", sid)
+        _, second = await ask(conn, tmp_path, "go on", sid)
+    assert ("coder → outsider", "failed") in titles(client)
+    assert not [r for r in models["reviewer"].requests if "ABOUT TO CRASH" in str(r)]  # the chain stopped there
+    assert second.stop_reason == "end_turn" and "ECHO: hello again" in client.text()
+    assert len({c["pid"] for c in calls(log) if c["event"] == "initialize"}) == 2
+
+
+@pytest.mark.parametrize("resumable", [True, False])
+async def test_reload_resumes_the_member_session_or_says_it_starts_afresh(crow_home, tmp_path, monkeypatch, resumable):
+    log = tmp_path / "m.jsonl"
+    env = {"FOREIGN_RESUME": "1"} if resumable else {}
+    models = functions(coder=[Reply(text="one")], reviewer=[Reply(text="r1")])
+    async with run_graph(RecordingClient(), "build_chain", crow_home, models, monkeypatch, log, **env) as conn:
+        sid, _ = await ask(conn, tmp_path, "go")
+    client = RecordingClient()
+    models = functions(coder=[Reply(text="two")], reviewer=[Reply(text="r2")])
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, log, **env) as conn:
+        await conn.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+        await ask(conn, tmp_path, "go on", sid)
+    [first] = [c["session"] for c in calls(log) if c["event"] == "new_session"][:1]
+    prompted = [c["session"] for c in calls(log) if c["event"] == "prompt"]
+    if resumable:
+        assert [c["session"] for c in calls(log) if c["event"] == "resume_session"] == [first]
+        assert prompted == [first, first] and "starts afresh" not in client.text()
+    else:
+        assert prompted[0] == first and prompted[1] != first
+        assert "outsider cannot resume its earlier session: it starts afresh." in client.text()
+    assert "ECHO: one" in client.text()  # the load replayed the member's stored reply

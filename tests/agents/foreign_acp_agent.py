@@ -128,4 +128,4 @@ class Member:
 
 if __name__ == "__main__":
     print("foreign member starting", file=sys.stderr)
-    asyncio.run(run_agent(Member()))
+    asyncio.run(run_agent(Member(), use_unstable_protocol=True))

@@ -74,12 +74,12 @@ class Link:
         self._transport = UpdateGate(inner, self._on_update)
         self.conn = connect_to_agent(client, self._transport)
 
-    def failure(self) -> str:
+    async def failure(self) -> str:
         """Why the link ended, as the failed turn says it."""
         if self.process is not None:
             if self.process.wire.broken:
                 return self.process.wire.broken
-            if reason := self.process.exit_reason():
+            if reason := await self.process.exit_reason():
                 return reason
         return "the connection closed"
 

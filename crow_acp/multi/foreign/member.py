@@ -87,7 +87,7 @@ class ForeignAgent(AcpAgent):
                 self.config.timeouts.member_start,
             )
         except (OSError, RequestError, ConnectionError, TimeoutError) as exc:
-            reason = link.failure() if isinstance(exc, ConnectionError) else _describe(exc)
+            reason = await _reason(link, exc)
             await link.close()
             raise MemberFailed(f"member {self.name} did not start: {reason}") from exc
         link.capabilities = answer.agent_capabilities
@@ -192,7 +192,7 @@ class RelayTurns(TurnRunner):
                 await self._cancel(link, foreign, request)
             raise
         except (RequestError, ConnectionError) as exc:
-            reason = _reason(link, exc)
+            reason = await _reason(link, exc)
             if isinstance(exc, ConnectionError):
                 await link.close()
             raise MemberFailed(f"member {self._agent.name} failed: {reason}") from exc
@@ -215,7 +215,9 @@ class RelayTurns(TurnRunner):
         try:
             sid = await asyncio.wait_for(self._open_session(link, session, known), self.config.timeouts.member_start)
         except (RequestError, ConnectionError, TimeoutError) as exc:
-            raise MemberFailed(f"member {self._agent.name} could not open a session: {_reason(link, exc)}") from exc
+            raise MemberFailed(
+                f"member {self._agent.name} could not open a session: {await _reason(link, exc)}"
+            ) from exc
         link.sessions[sid] = session.id
         if sid != known:
             session.context[FOREIGN_SESSION] = sid
@@ -247,8 +249,8 @@ class RelayTurns(TurnRunner):
             await self._agent.editor.conn.session_update(session_id=session.id, update=update)
 
 
-def _reason(link: Link, exc: BaseException) -> str:
-    return link.failure() if isinstance(exc, ConnectionError) else _describe(exc)
+async def _reason(link: Link, exc: BaseException) -> str:
+    return await link.failure() if isinstance(exc, ConnectionError) else _describe(exc)
 
 
 def _describe(exc: BaseException) -> str:

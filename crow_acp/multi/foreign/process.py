@@ -12,10 +12,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...acp.wire import READ_PIECE
 from ...mcp.stdio import GUARD, resolve
@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 LOG_LINE = 2000
 LOG_TOTAL = 1 << 20
 STOP_WAIT = 2.0
+GUARD_REPORT = re.compile(rb"crow: the MCP server .* ((?:exited with status|was killed by signal) -?\d+)$")
+"""The line mcp/guard.py writes when the agent it started ended."""
 
 
 @dataclass(eq=False)
@@ -33,7 +35,9 @@ class MemberProcess:
     name: str
     process: asyncio.subprocess.Process
     wire: StrictWire
-    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    stderr: asyncio.Task[None] = field(init=False)
+    last_words: list[str] = field(default_factory=list)
+    """How the guard saw the agent end ("exited with status 3"), once it did."""
 
     @classmethod
     async def start(cls, name: str, command: list[str], env: dict[str, str], cwd: str) -> MemberProcess:
@@ -47,15 +51,15 @@ class MemberProcess:
         )  # fmt: skip
         assert process.stdout is not None and process.stdin is not None
         started = cls(name, process, StrictWire(process.stdout, process.stdin))
-        task = asyncio.create_task(_log_stderr(name, process.stderr))
-        started.tasks.add(task)
+        started.stderr = asyncio.create_task(_log_stderr(name, process.stderr, started.last_words))
         return started
 
-    def exit_reason(self) -> str | None:
-        code = self.process.returncode
-        if code is None:
-            return None
-        return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+    async def exit_reason(self) -> str | None:
+        """How the agent ended, as its guard reported it (the guard itself always ends by SIGKILL); None
+        while it runs. Its stdout may close a moment before the guard's report: waited for, briefly."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.stderr), STOP_WAIT)
+        return self.last_words[-1] if self.last_words else None
 
     async def stop(self) -> None:
         """Close its stdin, give it STOP_WAIT seconds, then kill its whole group."""
@@ -66,11 +70,10 @@ class MemberProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             await self.process.wait()
-        for task in self.tasks:
-            task.cancel()
+        self.stderr.cancel()
 
 
-async def _log_stderr(name: str, stderr: asyncio.StreamReader | None) -> None:
+async def _log_stderr(name: str, stderr: asyncio.StreamReader | None, last_words: list[str]) -> None:
     """Its stderr into crow.log, bounded; the rest is read and dropped so that it never blocks on a full pipe."""
     if stderr is None:
         return
@@ -80,6 +83,8 @@ async def _log_stderr(name: str, stderr: asyncio.StreamReader | None) -> None:
         *lines, pending = pending.split(b"\n")
         pending = pending[-LOG_LINE:]
         for line in lines:
+            if ended := GUARD_REPORT.match(line):
+                last_words.append(ended.group(1).decode())
             if logged < LOG_TOTAL:
                 text = line.decode("utf-8", "replace")[:LOG_LINE]
                 logged += len(text)
