@@ -136,3 +136,43 @@ async def test_reload_resumes_the_member_session_or_says_it_starts_afresh(crow_h
         assert prompted[0] == first and prompted[1] != first
         assert "outsider cannot resume its earlier session: it starts afresh." in client.text()
     assert "ECHO: one" in client.text()  # the load replayed the member's stored reply
+
+
+async def test_a_member_cannot_write_into_another_session(crow_home, tmp_path, monkeypatch, caplog):
+    """An update for a session id that is not the member's own (here: the editor's) is dropped and logged."""
+    editor_sid: list[str] = []
+    models = functions(coder=lambda request: Reply(text=f"FOREIGN {editor_sid[0]}"), reviewer=[Reply(text="ok")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
+        editor_sid.append((await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id)
+        await ask(conn, tmp_path, "go", editor_sid[0])
+    assert "OWN" in client.text() and "SMUGGLED" not in client.text()
+    assert "dropped an update for a session that is not its own" in caplog.text
+
+
+async def test_a_flood_is_bounded_and_the_turn_goes_on(crow_home, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("crow_acp.multi.foreign.member.TurnText.MAX_UPDATES", 300)
+    models = functions(coder=[Reply(text="FLOOD 2000")], reviewer=[Reply(text="REVIEWED")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
+        _, response = await ask(conn, tmp_path, "go")
+    assert response.stop_reason == "end_turn" and "REVIEWED" in client.text()
+    assert client.text().count("x") == 300
+    assert "member flooded its turn" in caplog.text
+
+
+@pytest.mark.parametrize(("word", "reason"), [("GARBAGE", "malformed JSON-RPC: Parse error"), ("BIG", None)])
+async def test_hostile_lines_fail_the_node_or_are_dropped(crow_home, tmp_path, monkeypatch, word, reason):
+    """A line that is not JSON-RPC ends the member's link with the reason; a line past the size limit never
+    reaches crow's memory whole (the guard's relay drops it) and the turn goes on."""
+    models = functions(coder=[Reply(text=word)], reviewer=[Reply(text="REVIEWED")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        if reason:
+            with pytest.raises(RequestError, match=f"member outsider failed: {reason}"):
+                await ask(conn, tmp_path, "go", sid)
+        else:
+            await ask(conn, tmp_path, "go", sid)
+    if reason is None:
+        assert "AFTER BIG" in client.text() and "BBBB" not in client.text() and "REVIEWED" in client.text()

@@ -41,6 +41,17 @@ def note(event: str, **fields: Any) -> None:
             out.write(json.dumps({"event": event, "pid": os.getpid(), **fields}) + "\n")
 
 
+def write_all(data: bytes) -> None:
+    """Raw bytes on the wire, past the SDK (whose stdout is non-blocking: one os.write may write less)."""
+    os.set_blocking(1, True)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view) :]
+    finally:
+        os.set_blocking(1, False)
+
+
 class Member:
     def __init__(self) -> None:
         self.conn: Any = None
@@ -116,12 +127,12 @@ class Member:
     async def do_big(self, sid: str, rest: str) -> str:
         chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "B" * (40 << 20)}}
         update = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": chunk}}
-        os.write(1, json.dumps(update).encode() + b"\n")
+        write_all(json.dumps(update).encode() + b"\n")
         await self.say(sid, "AFTER BIG")
         return "end_turn"
 
     async def do_garbage(self, sid: str, rest: str) -> str:
-        os.write(1, b"this is not json\n")
+        write_all(b"this is not json\n")
         await asyncio.sleep(30)
         return "end_turn"
 
