@@ -176,3 +176,20 @@ async def test_hostile_lines_fail_the_node_or_are_dropped(crow_home, tmp_path, m
             await ask(conn, tmp_path, "go", sid)
     if reason is None:
         assert "AFTER BIG" in client.text() and "BBBB" not in client.text() and "REVIEWED" in client.text()
+
+
+async def test_a_member_declared_in_config_joins_a_chain_by_name(crow_home, tmp_path, monkeypatch):
+    import sys
+
+    log = tmp_path / "named.jsonl"
+    agent = GRAPHS.with_name("foreign_acp_agent.py")
+    (crow_home / "config.toml").write_text(
+        f"[agents.helper]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]\n"
+        f"env = {{ FOREIGN_LOG = {json.dumps(str(log))} }}\n"
+    )
+    models = functions(coder=[Reply(text="from config")])
+    client = RecordingClient()
+    async with run_graph(client, "build_named", crow_home, models, monkeypatch, tmp_path / "unused.jsonl") as conn:
+        _, response = await ask(conn, tmp_path, "go")
+    assert response.stop_reason == "end_turn" and "**helper:** ECHO: from config" in client.text()
+    assert [c["text"] for c in calls(log) if c["event"] == "prompt"] == ["from config"]
