@@ -256,6 +256,7 @@ def test_an_agents_table_is_checked_strictly(tmp_path, text, expected):
 
 def test_member_names_a_declared_agent_or_says_which_exist(tmp_path, monkeypatch):
     from crow.patterns import member
+    from crow_acp.multi.foreign import StdioTarget
 
     (tmp_path / "config.toml").write_text(
         '[agents.helper]\ncommand = ["helper-acp", "--x"]\nenv = { A = "1" }\n'
@@ -263,9 +264,7 @@ def test_member_names_a_declared_agent_or_says_which_exist(tmp_path, monkeypatch
     )
     config = load_config(home=tmp_path)
     helper = member("helper", config)
-    assert (
-        helper.name == "helper" and helper.target.command == ["helper-acp", "--x"] and helper.target.env == {"A": "1"}
-    )
+    assert helper.name == "helper" and helper.target == StdioTarget(["helper-acp", "--x"], {"A": "1"})
     with pytest.raises(ConfigError, match=r"no agent 'nope' in \[agents\] of config.toml \(declared: far, helper\)"):
         member("nope", config)
     monkeypatch.delenv("FAR_TOKEN", raising=False)

@@ -193,3 +193,20 @@ async def test_a_member_declared_in_config_joins_a_chain_by_name(crow_home, tmp_
         _, response = await ask(conn, tmp_path, "go")
     assert response.stop_reason == "end_turn" and "**helper:** ECHO: from config" in client.text()
     assert [c["text"] for c in calls(log) if c["event"] == "prompt"] == ["from config"]
+
+
+async def test_another_crow_acp_is_a_member(crow_home, tmp_path, monkeypatch):
+    """A second crow, with its own home and scripted model, as the chain's second member."""
+    from crow_acp.testing import ScriptedModel
+
+    models = functions(coder=[Reply(text="summarize the plan")])
+    client = RecordingClient()
+    async with ScriptedModel([Reply(text="CROWMATE SAYS HI")]) as mate:
+        env = {"MEMBER_HOME": str(tmp_path / "mate-home"), "MEMBER_MODEL_URL": mate.base_url}
+        async with run_graph(
+            client, "build_crow_member", crow_home, models, monkeypatch, tmp_path / "m", **env
+        ) as conn:
+            _, response = await ask(conn, tmp_path, "go")
+    assert response.stop_reason == "end_turn"
+    assert multi_support.last_user(mate.requests[0]) == "summarize the plan"
+    assert "**crowmate:** CROWMATE SAYS HI" in client.text()

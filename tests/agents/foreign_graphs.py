@@ -53,3 +53,15 @@ def build_remote() -> Any:
 def build_named() -> Any:
     """coder → [agents.helper] from config.toml."""
     return chain(coder_agent(config_for("coder")), member("helper"))
+
+
+def build_crow_member() -> Any:
+    """coder → another `crow acp` (its own home and scripted model, from $MEMBER_HOME and $MEMBER_MODEL_URL)."""
+    env = {
+        "CROW_HOME": os.environ["MEMBER_HOME"],
+        "OPENAI_BASE_URL": os.environ["MEMBER_MODEL_URL"],
+        "OPENAI_API_KEY": "test-key",
+    }
+    return chain(
+        coder_agent(config_for("coder")), acp_member([sys.executable, "-m", "crow", "acp"], name="crowmate", env=env)
+    )
