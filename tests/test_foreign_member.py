@@ -210,3 +210,29 @@ async def test_another_crow_acp_is_a_member(crow_home, tmp_path, monkeypatch):
     assert response.stop_reason == "end_turn"
     assert multi_support.last_user(mate.requests[0]) == "summarize the plan"
     assert "**crowmate:** CROWMATE SAYS HI" in client.text()
+
+
+@pytest.mark.parametrize("token", ["right", "wrong"])
+async def test_a_crow_serve_is_a_remote_member(crow_home, tmp_path, monkeypatch, token):
+    """remote_member over WebSocket to a real `crow serve` on 127.0.0.1; a wrong token fails the node, saying why."""
+    from helpers import crow_env
+    from serve_support import crow_serve
+
+    from crow_acp.testing import ScriptedModel
+
+    models = functions(coder=[Reply(text="over the wire")])
+    client = RecordingClient()
+    async with ScriptedModel([Reply(text="SERVED REPLY")]) as far_model:
+        far_env = crow_env(tmp_path / "far-home", far_model.base_url)
+        async with crow_serve(far_env, token="s3cret-token") as served:
+            env = {"FOREIGN_URL": served.ws, "FOREIGN_TOKEN": "s3cret-token" if token == "right" else "guess"}
+            async with run_graph(client, "build_remote", crow_home, models, monkeypatch, tmp_path / "m", **env) as conn:
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                if token == "wrong":
+                    with pytest.raises(RequestError, match=r"did not start: server rejected .* HTTP 403"):
+                        await ask(conn, tmp_path, "go", sid)
+                    return
+                _, response = await ask(conn, tmp_path, "go", sid)
+    assert response.stop_reason == "end_turn"
+    assert multi_support.last_user(far_model.requests[0]) == "over the wire"
+    assert "**remote:** SERVED REPLY" in client.text()

@@ -78,6 +78,10 @@ class ForeignAgent(AcpAgent):
         client.touch = self._touch
         try:
             await link.open(self.target, client, session.cwd)
+        except Exception as exc:  # isolation boundary: whatever starting or connecting raised is the node's reason
+            await link.close()
+            raise MemberFailed(f"member {self.name} did not start: {_describe(exc)}") from exc
+        try:
             answer = await asyncio.wait_for(
                 link.conn.initialize(
                     protocol_version=PROTOCOL_VERSION,
@@ -86,7 +90,7 @@ class ForeignAgent(AcpAgent):
                 ),
                 self.config.timeouts.member_start,
             )
-        except (OSError, RequestError, ConnectionError, TimeoutError) as exc:
+        except (RequestError, ConnectionError, TimeoutError) as exc:
             reason = await _reason(link, exc)
             await link.close()
             raise MemberFailed(f"member {self.name} did not start: {reason}") from exc
