@@ -236,3 +236,40 @@ async def test_a_crow_serve_is_a_remote_member(crow_home, tmp_path, monkeypatch,
     assert response.stop_reason == "end_turn"
     assert multi_support.last_user(far_model.requests[0]) == "over the wire"
     assert "**remote:** SERVED REPLY" in client.text()
+
+
+async def test_a_foreign_member_goes_where_a_crow_agent_goes(crow_home, tmp_path, monkeypatch):
+    """As the entry of a chain, as a step of sequential, as a branch of parallel."""
+    log = tmp_path / "m.jsonl"
+    models = functions(reviewer=[Reply(text="R")], coder=[Reply(text="C")], alpha=[Reply(text="A")])
+    models["merger"] = functions(merger=[Reply(text="MERGED")])["merger"]
+    for factory, words in [("build_first", "entry"), ("build_sequential", "seq"), ("build_parallel", "par")]:
+        client = RecordingClient()
+        async with run_graph(client, factory, crow_home, models, monkeypatch, log) as conn:
+            _, response = await ask(conn, tmp_path, words)
+        assert response.stop_reason == "end_turn", factory
+    prompts = [c["text"] for c in calls(log) if c["event"] == "prompt"]
+    assert prompts[:2] == ["entry", "C"] and "par" in prompts[2] and len(prompts) == 3, prompts
+    assert multi_support.last_user(models["reviewer"].requests[0]) == "ECHO: entry"
+    assert "MERGED" in client.text() and "ECHO:" in client.text()
+
+
+async def test_the_member_process_dies_with_crow(crow_home, tmp_path):
+    """crow SIGKILLed mid-turn: the member (started under the guard, in its own process group) goes too,
+    though it ignores its stdin closing and SIGTERM."""
+    import signal
+
+    from raw_wire import alive, descendants, eventually, raw_crow
+
+    log = tmp_path / "m.jsonl"
+    async with multi_support.scripted(coder=[Reply(text="HANG")], reviewer=[]) as models:
+        env = multi_support.multi_env(crow_home, models, FOREIGN_LOG=str(log), FOREIGN_STUBBORN="1")
+        async with raw_crow(env, "--agent", f"{GRAPHS}:build_chain") as crow:
+            sid = await crow.new_session(str(tmp_path))
+            await crow.send("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]})
+            await eventually(lambda: any(c["event"] == "prompt" for c in calls(log)), 60)
+            [member] = {c["pid"] for c in calls(log)}
+            assert member in descendants(crow.proc.pid)
+            crow.signal(signal.SIGKILL)
+            assert await crow.proc.wait() == -signal.SIGKILL
+    await eventually(lambda: not alive(member), 30)

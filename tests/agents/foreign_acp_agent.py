@@ -9,7 +9,8 @@ What it does depends on the prompt's first word:
     BIG       writes a line over crow's size limit, then replies
     GARBAGE   writes a line that is not JSON
     anything else: replies "ECHO: <prompt>"
-$FOREIGN_RESUME=1 advertises session/resume. Each call is appended as a JSON line to $FOREIGN_LOG.
+$FOREIGN_RESUME=1 advertises session/resume; $FOREIGN_STUBBORN=1 ignores its stdin closing and SIGTERM.
+Each call is appended as a JSON line to $FOREIGN_LOG.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -140,3 +143,6 @@ class Member:
 if __name__ == "__main__":
     print("foreign member starting", file=sys.stderr)
     asyncio.run(run_agent(Member(), use_unstable_protocol=True))
+    if os.environ.get("FOREIGN_STUBBORN"):  # outlive the client's stdin closing and SIGTERM, unless killed
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)

@@ -19,7 +19,8 @@ MEMBER = [sys.executable, str(Path(__file__).with_name("foreign_acp_agent.py"))]
 
 
 def outsider() -> Any:
-    return acp_member(MEMBER, name="outsider", env={"FOREIGN_LOG": os.environ.get("FOREIGN_LOG", "")})
+    passed = {key: os.environ.get(key, "") for key in ("FOREIGN_LOG", "FOREIGN_RESUME", "FOREIGN_STUBBORN")}
+    return acp_member(MEMBER, name="outsider", env=passed)
 
 
 def build_chain() -> Any:
