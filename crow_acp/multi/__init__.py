@@ -5,6 +5,8 @@
     blackboard.py  the shared context every member sees and stores
     run.py         one prompt's run: hand-offs, stop reasons, cancel; what patterns steer with
     conn.py        what members send the editor, attributed; session/load of a graph
+    member.py      Member: what a graph calls on a member agent (AcpAgent is one)
+    foreign/       ForeignAgent: another ACP agent (stdio or `crow serve`) as a member
 
 Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from .agent import Driver, MultiAgent
 from .blackboard import Blackboard, MemberContext
 from .graph import GRAPH_SESSIONS, Bridge, Graph, Node
+from .member import EntryMember, Member
 from .run import Outcome, Prompt, Run, Step, hand_off, prompt_text
 
 __all__ = [
@@ -23,7 +26,9 @@ __all__ = [
     "Blackboard",
     "Bridge",
     "Driver",
+    "EntryMember",
     "Graph",
+    "Member",
     "MemberContext",
     "MultiAgent",
     "Node",
