@@ -151,7 +151,7 @@ async def test_a_member_cannot_write_into_another_session(crow_home, tmp_path, m
 
 
 async def test_a_flood_is_bounded_and_the_turn_goes_on(crow_home, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr("crow_acp.multi.foreign.member.TurnText.MAX_UPDATES", 300)
+    monkeypatch.setattr("crow_acp.multi.foreign.relay.TurnText.MAX_UPDATES", 300)
     models = functions(coder=[Reply(text="FLOOD 2000")], reviewer=[Reply(text="REVIEWED")])
     client = RecordingClient()
     async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
@@ -273,3 +273,48 @@ async def test_the_member_process_dies_with_crow(crow_home, tmp_path):
             crow.signal(signal.SIGKILL)
             assert await crow.proc.wait() == -signal.SIGKILL
     await eventually(lambda: not alive(member), 30)
+
+
+class FilesClient(RecordingClient):
+    """An editor that offers fs/*: reads answer FILE:<path>, writes are recorded."""
+
+    def __init__(self, permission: str) -> None:
+        super().__init__(permission)
+        self.writes: list[str] = []
+
+    async def read_text_file(self, path: str, session_id: str, **_):
+        from acp.schema import ReadTextFileResponse
+
+        return ReadTextFileResponse(content=f"FILE:{path}")
+
+    async def write_text_file(self, content: str, path: str, session_id: str, **_):
+        self.writes.append(path)
+
+
+@pytest.mark.parametrize(("offered", "permission"), [(True, "allow"), (True, "reject"), (False, "allow")])
+async def test_fs_requests_are_confined_and_a_write_asks_first(crow_home, tmp_path, monkeypatch, offered, permission):
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    inside, outside = tmp_path / "a.txt", "/etc/passwd"
+    script = [Reply(text=f"READ {inside}"), Reply(text=f"READ {outside}"), Reply(text=f"WRITE {inside}")]
+    models = functions(coder=script, reviewer=lambda request: Reply(text="ok"))
+    client = FilesClient(permission)
+    fs = FileSystemCapabilities(read_text_file=True, write_text_file=True) if offered else FileSystemCapabilities()
+    monkeypatch.setattr(multi_support, "AGENTS", GRAPHS)
+    env = {"FOREIGN_LOG": str(tmp_path / "m.jsonl")}
+    caps = ClientCapabilities(fs=fs)
+    async with multi_support.in_process(client, "build_chain", crow_home, models, monkeypatch, env, caps) as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        for words in ("one", "two", "three"):
+            await ask(conn, tmp_path, words, sid)
+    shown = client.text()
+    [init] = [c for c in calls(tmp_path / "m.jsonl") if c["event"] == "initialize"]
+    assert init["fs"] == {"read_text_file": offered, "write_text_file": offered, "field_meta": None}
+    if not offered:
+        assert shown.count("REFUSED:Method not found") == 3 and client.writes == []
+        return
+    assert f"READ:FILE:{inside}" in shown and "READ REFUSED:Invalid params" in shown
+    [(question, _)] = client.permission_requests
+    assert question.title == f"outsider: Write {inside}"
+    assert client.writes == ([str(inside)] if permission == "allow" else [])
+    assert ("WROTE" in shown) == (permission == "allow")

@@ -8,6 +8,7 @@ What it does depends on the prompt's first word:
     FOREIGN   sends an update for a session id that is not its own, then replies
     BIG       writes a line over crow's size limit, then replies
     GARBAGE   writes a line that is not JSON
+    READ p    fs/read_text_file of p; WRITE p: fs/write_text_file of p; each replies what came of it
     anything else: replies "ECHO: <prompt>"
 $FOREIGN_RESUME=1 advertises session/resume; $FOREIGN_STUBBORN=1 ignores its stdin closing and SIGTERM.
 Each call is appended as a JSON line to $FOREIGN_LOG.
@@ -105,6 +106,22 @@ class Member:
         answer = await self.conn.request_permission(session_id=sid, tool_call=call, options=options)
         outcome = answer.outcome
         await self.say(sid, f"ALLOWED:{outcome.option_id}" if outcome.outcome == "selected" else "REJECTED")
+        return "end_turn"
+
+    async def do_read(self, sid: str, rest: str) -> str:
+        try:
+            answer = await self.conn.read_text_file(path=rest, session_id=sid)
+            await self.say(sid, f"READ:{answer.content}")
+        except Exception as exc:  # the client's refusal is what the test looks for
+            await self.say(sid, f"READ REFUSED:{exc}")
+        return "end_turn"
+
+    async def do_write(self, sid: str, rest: str) -> str:
+        try:
+            await self.conn.write_text_file(path=rest, content="new text", session_id=sid)
+            await self.say(sid, "WROTE")
+        except Exception as exc:  # the client's refusal is what the test looks for
+            await self.say(sid, f"WRITE REFUSED:{exc}")
         return "end_turn"
 
     async def do_hang(self, sid: str, rest: str) -> str:
