@@ -66,3 +66,11 @@ def build_crow_member() -> Any:
     return chain(
         coder_agent(config_for("coder")), acp_member([sys.executable, "-m", "crow", "acp"], name="crowmate", env=env)
     )
+
+
+def build_fast_agent() -> Any:
+    """coder → fast-agent (PyPI fast-agent-mcp, from the venv at $FAST_AGENT_BIN) on the scripted model at
+    $FAST_AGENT_MODEL_URL, its config written to $FAST_AGENT_CONFIG by the test."""
+    command = [os.environ["FAST_AGENT_BIN"], "serve", "--transport", "acp", "-c", os.environ["FAST_AGENT_CONFIG"]]
+    fast = acp_member([*command, "--model", "generic.scripted-fast"], name="fast")
+    return chain(coder_agent(config_for("coder")), fast)
