@@ -94,7 +94,7 @@ async def test_cancel_reaches_the_member_as_session_cancel(crow_home, tmp_path, 
         _, again = await ask(conn, tmp_path, "again", sid)
     assert answers[0].stop_reason == "cancelled" and again.stop_reason == "end_turn"
     events = [c["event"] for c in calls(log)]
-    assert events.index("cancel") > events.index("prompt") and not models["reviewer"].requests[:-1]
+    assert events.index("cancel") > events.index("prompt") and len(models["reviewer"].requests) == 1
     assert "ECHO: after the cancel" in client.text()
 
 
@@ -318,3 +318,16 @@ async def test_fs_requests_are_confined_and_a_write_asks_first(crow_home, tmp_pa
     assert question.title == f"outsider: Write {inside}"
     assert client.writes == ([str(inside)] if permission == "allow" else [])
     assert ("WROTE" in shown) == (permission == "allow")
+
+
+async def test_a_silent_member_fails_its_node_after_member_idle(crow_home, tmp_path, monkeypatch):
+    (crow_home / "config.toml").write_text("[timeouts]\nmember_idle = 1\n")
+    models = functions(coder=[Reply(text="HANG"), Reply(text="back")], reviewer=[Reply(text="never")])
+    client = RecordingClient()
+    async with run_graph(client, "build_chain", crow_home, models, monkeypatch, tmp_path / "m.jsonl") as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        with pytest.raises(RequestError, match="member outsider was silent for 1s"):
+            await ask(conn, tmp_path, "go", sid)
+        _, again = await ask(conn, tmp_path, "go on", sid)  # a new link, the same member session resumed or not
+    assert again.stop_reason == "end_turn" and "ECHO: back" in client.text()
+    assert len(models["reviewer"].requests) == 1  # the failed turn handed nothing on
