@@ -256,7 +256,7 @@ async def test_a_foreign_member_goes_where_a_crow_agent_goes(crow_home, tmp_path
 
 async def test_the_member_process_dies_with_crow(crow_home, tmp_path):
     """crow SIGKILLed mid-turn: the member (started under the guard, in its own process group) goes too,
-    though it ignores its stdin closing and SIGTERM."""
+    though it ignores its stdin closing and SIGTERM. Its stderr was in crow.log."""
     import signal
 
     from raw_wire import alive, descendants, eventually, raw_crow
@@ -270,6 +270,8 @@ async def test_the_member_process_dies_with_crow(crow_home, tmp_path):
             await eventually(lambda: any(c["event"] == "prompt" for c in calls(log)), 60)
             [member] = {c["pid"] for c in calls(log)}
             assert member in descendants(crow.proc.pid)
+            crow_log = crow_home / "logs" / "crow.log"
+            await eventually(lambda: "member outsider stderr: foreign member starting" in crow_log.read_text(), 30)
             crow.signal(signal.SIGKILL)
             assert await crow.proc.wait() == -signal.SIGKILL
     await eventually(lambda: not alive(member), 30)
