@@ -189,7 +189,9 @@ async def test_a_member_declared_in_config_joins_a_chain_by_name(crow_home, tmp_
     )
     models = functions(coder=[Reply(text="from config")])
     client = RecordingClient()
-    async with run_graph(client, "build_named", crow_home, models, monkeypatch, tmp_path / "unused.jsonl") as conn:
+    async with run_graph(
+        client, "named_member_chain", crow_home, models, monkeypatch, tmp_path / "unused.jsonl"
+    ) as conn:
         _, response = await ask(conn, tmp_path, "go")
     assert response.stop_reason == "end_turn" and "**helper:** ECHO: from config" in client.text()
     assert [c["text"] for c in calls(log) if c["event"] == "prompt"] == ["from config"]

@@ -45,22 +45,22 @@ def build_parallel() -> Any:
 
 
 def build_remote() -> Any:
-    return chain(
-        coder_agent(config_for("coder")),
-        remote_member(os.environ["FOREIGN_URL"], name="remote", token=os.environ.get("FOREIGN_TOKEN")),
-    )
+    """coder → a `crow serve` at $FOREIGN_URL, with the token $FOREIGN_TOKEN."""
+    url = os.environ.get("FOREIGN_URL", "ws://127.0.0.1:9/acp")
+    far = remote_member(url, name="remote", token=os.environ.get("FOREIGN_TOKEN"))
+    return chain(coder_agent(config_for("coder")), far)
 
 
-def build_named() -> Any:
-    """coder → [agents.helper] from config.toml."""
+def named_member_chain() -> Any:
+    """coder → [agents.helper] from config.toml (not a build*: only a config that declares it can build it)."""
     return chain(coder_agent(config_for("coder")), member("helper"))
 
 
 def build_crow_member() -> Any:
     """coder → another `crow acp` (its own home and scripted model, from $MEMBER_HOME and $MEMBER_MODEL_URL)."""
     env = {
-        "CROW_HOME": os.environ["MEMBER_HOME"],
-        "OPENAI_BASE_URL": os.environ["MEMBER_MODEL_URL"],
+        "CROW_HOME": os.environ.get("MEMBER_HOME", ""),
+        "OPENAI_BASE_URL": os.environ.get("MEMBER_MODEL_URL", ""),
         "OPENAI_API_KEY": "test-key",
     }
     return chain(
@@ -71,6 +71,7 @@ def build_crow_member() -> Any:
 def build_fast_agent() -> Any:
     """coder → fast-agent (PyPI fast-agent-mcp, from the venv at $FAST_AGENT_BIN) on the scripted model at
     $FAST_AGENT_MODEL_URL, its config written to $FAST_AGENT_CONFIG by the test."""
-    command = [os.environ["FAST_AGENT_BIN"], "serve", "--transport", "acp", "-c", os.environ["FAST_AGENT_CONFIG"]]
+    config = os.environ.get("FAST_AGENT_CONFIG", "fastagent.config.yaml")
+    command = [os.environ.get("FAST_AGENT_BIN", "fast-agent"), "serve", "--transport", "acp", "-c", config]
     fast = acp_member([*command, "--model", "generic.scripted-fast"], name="fast")
     return chain(coder_agent(config_for("coder")), fast)
