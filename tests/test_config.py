@@ -252,3 +252,39 @@ def test_protected_patterns_are_checked(tmp_path, text, expected):
 )
 def test_an_mcp_servers_sandbox_keys_are_checked(tmp_path, text, expected):
     assert expected in error_for(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[agents.x]\nenv = { A = "1" }\n', "needs exactly one of `command` (a list: the agent crow starts) or `url`"),
+        ('[agents.x]\ncommand = "codex-acp"\n', "`[agents.x]` `command`: Input should be a valid list"),
+        ("[agents.x]\ncommand = []\n", "`[agents.x]` `command`"),
+        ('[agents.x]\nurl = "http://h/acp"\n', "must start with ws:// or wss://"),
+        ('[agents.x]\nurl = "ws://h/acp"\nenv = { A = "1" }\n', "`env` is for a `command`, not for a `url`"),
+        ('[agents.x]\ncommand = ["a"]\ntoken_env = "T"\n', "`token_env` is for a `url`, not for a `command`"),
+        ('[agents.x]\ncomand = ["a"]\n', "`[agents.x]`: unknown key `comand`; did you mean `command`?"),
+    ],
+)
+def test_an_agents_table_is_checked_strictly(tmp_path, text, expected):
+    assert expected in error_for(tmp_path, text)
+
+
+def test_member_names_a_declared_agent_or_says_which_exist(tmp_path, monkeypatch):
+    from crow.patterns import member
+    from crow_acp.multi.foreign import StdioTarget
+
+    (tmp_path / "config.toml").write_text(
+        '[agents.helper]\ncommand = ["helper-acp", "--x"]\nenv = { A = "1" }\n'
+        '[agents.far]\nurl = "ws://127.0.0.1:9/acp"\ntoken_env = "FAR_TOKEN"\n'
+    )
+    config = load_config(home=tmp_path)
+    helper = member("helper", config)
+    assert helper.name == "helper" and helper.target == StdioTarget(["helper-acp", "--x"], {"A": "1"})
+    with pytest.raises(ConfigError, match=r"no agent 'nope' in \[agents\] of config.toml \(declared: far, helper\)"):
+        member("nope", config)
+    monkeypatch.delenv("FAR_TOKEN", raising=False)
+    with pytest.raises(ConfigError, match=r"\[agents.far\]: the token variable FAR_TOKEN is not set"):
+        member("far", config)
+    monkeypatch.setenv("FAR_TOKEN", "s3cret")
+    assert member("far", config).target.token == "s3cret"

@@ -15,6 +15,7 @@ from crow_acp.multi import Bridge
 
 from .bridge import AgentBridge, add_agent_callback, agent_bridge
 from .chain import chain, sequential
+from .foreign import acp_member, make_member, member, remote_member
 from .loop import Verdict, loop, parse_verdict
 from .parallel import parallel
 from .planner import executor_tools, planner_executor, planner_tools
@@ -36,6 +37,7 @@ __all__ = [
     "ProgressSummaries",
     "RolePrompt",
     "Verdict",
+    "acp_member",
     "add_agent_callback",
     "agent_bridge",
     "chain",
@@ -44,12 +46,15 @@ __all__ = [
     "executor_tools",
     "judge_agent",
     "loop",
+    "make_member",
+    "member",
     "parallel",
     "parse_verdict",
     "planner_agent",
     "planner_executor",
     "planner_tools",
     "progress_summaries",
+    "remote_member",
     "reviewer_agent",
     "router_agent",
     "sequential",

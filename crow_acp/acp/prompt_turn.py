@@ -87,7 +87,7 @@ class TurnRunner:
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
                 )
                 await report_failures(session)
-                work = lambda: run_turn(self._turn_for(session))  # noqa: E731
+                work = lambda: self.model_turn(session, blocks)  # noqa: E731
             else:
                 work = lambda: self._run_command(session, command, text)  # noqa: E731
             stop, error = await self._guarded(session, cancels, work)
@@ -119,6 +119,11 @@ class TurnRunner:
             else:  # e.g. the model's final error after retries: crow.log keeps it for the user
                 log.error("turn failed: %s", exc)
             return "end_turn", exc
+
+    async def model_turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:
+        """The work of a prompt once the user message is recorded: the model loop. A foreign member
+        (multi/foreign) relays it to another ACP agent instead."""
+        return await run_turn(self._turn_for(session))
 
     def _turn_for(self, session: Session) -> Turn:
         return Turn(

@@ -9,6 +9,7 @@ May import: crow_acp.errors and the standard library, pydantic and tomllib; noth
 """
 
 from .settings import (
+    AgentConfig,
     CompactionConfig,
     Config,
     LimitsConfig,
@@ -30,6 +31,7 @@ from .settings import (
 )
 
 __all__ = [
+    "AgentConfig",
     "CompactionConfig",
     "Config",
     "LimitsConfig",

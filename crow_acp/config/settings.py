@@ -132,6 +132,36 @@ class McpServerConfig(Section):
         return self
 
 
+class AgentConfig(Section):
+    """Another ACP agent a graph can use as a member: started (command) or remote (url), never both."""
+
+    command: list[str] | None = Field(None, min_length=1)
+    """The program and its arguments, as a list: `["codex-acp"]`."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables added for it (crow's model keys are never passed on their own)."""
+    url: str | None = None
+    """A `crow serve` (or any ACP agent) over WebSocket: ws://host:port/acp or wss://…."""
+    token_env: str | None = Field(None, min_length=1)
+    """The environment variable that holds the bearer token of `url`."""
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("ws://", "wss://")):
+            raise ValueError(f"must start with ws:// or wss://, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AgentConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("needs exactly one of `command` (a list: the agent crow starts) or `url` (a remote agent)")
+        if self.url is not None and self.env:
+            raise ValueError("`env` is for a `command`, not for a `url`")
+        if self.command is not None and self.token_env:
+            raise ValueError("`token_env` is for a `url`, not for a `command`")
+        return self
+
+
 class PermissionConfig(Section):
     default: Policy = "ask"
     """Policy for tools not marked read-only: ask, allow or deny."""
@@ -193,6 +223,10 @@ class Timeouts(Section):
     """Seconds from sending a model request (retries included) until its reply's first chunk arrives."""
     model_idle: float = Field(120.0, gt=0)
     """Seconds a streaming reply may go without a chunk."""
+    member_start: float = Field(60.0, gt=0)
+    """Seconds a foreign member ([agents]) may take to start, initialize and open its session."""
+    member_idle: float = Field(600.0, gt=0)
+    """Seconds a foreign member's turn may go without an update (a permission question counts as one)."""
 
 
 class LimitsConfig(Section):
@@ -250,6 +284,8 @@ class Config(Section):
     """Model profiles by name; Zed's model picker lists them."""
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers every session starts, by name."""
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    """Other ACP agents by name, for graphs (crow.patterns.member(NAME))."""
     permissions: PermissionConfig = Field(default_factory=PermissionConfig)
     """Which tools run without asking."""
     timeouts: Timeouts = Field(default_factory=Timeouts)

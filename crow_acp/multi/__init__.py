@@ -8,6 +8,8 @@
     children.py    members as child sessions (ACP subagents): announcements, hand-off messages, state
     outlet.py      updates held until the editor knows the session, then sent
     members.py     the members' sessions of an editor session, resumed, forked or new
+    member.py      Member: what a graph calls on a member agent (AcpAgent is one)
+    foreign/       ForeignAgent: another ACP agent (stdio or `crow serve`) as a member
 
 Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 from .agent import Driver, MultiAgent
 from .blackboard import Blackboard, MemberContext
 from .graph import GRAPH_SESSIONS, Bridge, Graph, Node
+from .member import EntryMember, Member
 from .run import Outcome, Prompt, Run, Step, hand_off, prompt_text
 
 __all__ = [
@@ -26,7 +29,9 @@ __all__ = [
     "Blackboard",
     "Bridge",
     "Driver",
+    "EntryMember",
     "Graph",
+    "Member",
     "MemberContext",
     "MultiAgent",
     "Node",

@@ -1,0 +1,19 @@
+"""Foreign members: any ACP agent (a stdio process, a `crow serve`) as a member of a graph.
+
+    member.py   ForeignAgent: an AcpAgent whose turns are relayed to the foreign agent
+    link.py     one live connection to it: initialize, its sessions, where its updates go
+    client.py   what crow answers it: permission questions (fail-closed), fs/* and terminal/*
+    wire.py     the untrusted wire: malformed JSON-RPC ends the link, updates one at a time
+    process.py  a stdio agent started under the MCP guard (it dies with crow), stderr to crow.log
+
+Crow is the foreign agent's ACP client. Its session in crow is an ordinary crow session (the hand-off
+and the reply are stored, bridges and the blackboard work); its own session id is kept in that
+session's context, so a reload resumes it when it can.
+"""
+
+from __future__ import annotations
+
+from .link import RemoteTarget, StdioTarget, Target
+from .member import ForeignAgent
+
+__all__ = ["ForeignAgent", "RemoteTarget", "StdioTarget", "Target"]
