@@ -8,7 +8,6 @@ stderr goes to crow.log, as under `crow run`.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import fnmatch
 import functools
 import os
@@ -19,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crow.check_model import endpoint, model_section
+from crow.check_report import Report
 from crow.exits import FAILED, OK
 from crow.startup import store_location, store_problem, store_state
 
-PROBE_TIMEOUT = 10.0
 LEASES_SHOWN = 20
 
 
@@ -34,34 +34,6 @@ class Started:
     ready: bool
     error: str | None
     tools: list[str]
-
-
-class Report:
-    """`crow check`'s report: the command's own output, so it goes to stdout line by line."""
-
-    def __init__(self) -> None:
-        self.broken = 0
-
-    def line(self, text: str) -> None:
-        from crow_acp.util.secrets import redact
-
-        sys.stdout.write(redact(text) + "\n")  # an error may quote a key (an endpoint URL that holds one, say)
-
-    def section(self, title: str) -> None:
-        self.line(f"\n{title}")
-
-    def item(self, name: str, value: str) -> None:
-        self.line(f"  {name:<10} {value}")
-
-    def ok(self, text: str) -> None:
-        self.line(f"  ✓ {text}")
-
-    def bad(self, text: str) -> None:
-        self.broken += 1
-        self.line(f"  ✗ {text}")
-
-    def warn(self, text: str) -> None:
-        self.line(f"  ⚠ {text}")
 
 
 def check_command(agent: str | None, model: str | None, cwd: str) -> int:
@@ -148,10 +120,10 @@ def _store(report: Report, config: Any) -> None:
 
 
 async def _probe(report: Report, config: Any, cwd: str) -> list[str]:
-    endpoint = asyncio.create_task(_endpoint(config))
+    listed = asyncio.create_task(endpoint(config))
     with _stderr_to(config.log_dir / "crow.log"):
         servers = await _servers(config, cwd)
-    _model_section(report, config, await endpoint)
+    model_section(report, config, await listed)
     report.section("mcp servers")
     names = _builtin_tools(cwd)
     if not config.mcp_servers:
@@ -169,57 +141,6 @@ async def _probe(report: Report, config: Any, cwd: str) -> list[str]:
         names += tools
         report.ok(f"{name}: {len(tools)} tools ({where}): {', '.join(tools) or 'none'}")
     return names
-
-
-def _model_section(report: Report, config: Any, answer: str | list[str]) -> None:
-    profile = config.profile()
-    own = config.models.get(config.model)
-    source = (
-        "[models." + config.model + "] base_url"
-        if own and own.base_url
-        else "OPENAI_BASE_URL"
-        if profile.base_url
-        else "the OpenAI default"
-    )
-    report.section("model")
-    report.item(
-        "profile", config.model if config.model in config.models else f"{config.model} (not a profile: a raw id)"
-    )
-    report.item("model id", profile.model)
-    report.item("endpoint", f"{profile.base_url or 'https://api.openai.com/v1'} (from {source})")
-    key_set = bool(os.environ.get(profile.api_key_env) or profile.api_key)
-    report.item("key", f"{profile.api_key_env} {'is set' if key_set else 'is not set'}")
-    if isinstance(answer, str):
-        report.bad(answer)
-        return
-    report.ok("the endpoint answers")
-    if answer and profile.model not in answer:  # an empty list: the endpoint does not say what it serves
-        near = difflib.get_close_matches(profile.model, answer, n=3, cutoff=0.4)
-        hint = f"; closest: {', '.join(map(repr, near))}" if near else ""  # repr: ids are the endpoint's text
-        report.warn(f"model id {profile.model!r} is not in the endpoint's /models list{hint}")
-
-
-async def _endpoint(config: Any) -> str | list[str]:
-    """The model ids the endpoint lists; otherwise what is wrong, in one line."""
-    from crow_acp.errors import ConfigError
-
-    profile = config.profile()
-    try:
-        key = config.api_key()
-    except ConfigError as exc:
-        return str(exc)
-    import openai
-
-    from crow_acp.model.client import describe_api_error
-
-    client = openai.AsyncOpenAI(api_key=key, base_url=profile.base_url, max_retries=0, timeout=PROBE_TIMEOUT)
-    try:
-        page = await client.models.list()
-    except openai.APIError as exc:
-        return describe_api_error(exc, profile.base_url, profile.api_key_env)
-    finally:
-        await client.close()
-    return [model.id for model in page.data if isinstance(model.id, str)]
 
 
 async def _servers(config: Any, cwd: str) -> dict[str, Any]:

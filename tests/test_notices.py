@@ -142,3 +142,23 @@ async def test_config_and_skill_warnings_are_told_and_never_replayed(crow_home, 
             await again.call("session/load", {"cwd": str(tmp_path), "sessionId": sid, "mcpServers": []})
             await again.wait_for(lambda c: len(notices(c.updates)) == 2)
             assert [title for _, title, _ in notices(again.updates)] == ["A skill was skipped", CONFIG_WARNING]
+
+
+async def test_a_sandbox_that_cannot_run_is_told_once_per_editor(crow_home, tmp_path):
+    """Issue 22 item 5: without bubblewrap, an editor that takes notices is told once, with the fix."""
+    from test_sandbox import without_bwrap
+
+    async with ScriptedModel(default=Reply(text="ok")) as model:
+        env = crow_env(crow_home, model.base_url) | {"PATH": without_bwrap(tmp_path)}
+        async with raw_crow(env, capabilities=NOTICES) as crow:
+            await crow.new_session(str(tmp_path))
+            await crow.new_session(str(tmp_path))
+            await crow.wait_for(lambda c: len(notices(c.updates)) >= 1)
+            await crow.prompt(await crow.new_session(str(tmp_path)), "hello")  # everything before it has arrived
+            told = [n for n in notices(crow.updates) if n[1] == "Commands cannot run in the sandbox"]
+            assert problems(wire_messages(crow.received)) == []
+        assert len(told) == 1 and told[0][0] == "warning"
+        assert "bubblewrap" in (told[0][2] or "") and "ask before every command" in (told[0][2] or "")
+        async with raw_crow(crow_env(crow_home, model.base_url), capabilities=NOTICES) as sandboxed:
+            await sandboxed.prompt(await sandboxed.new_session(str(tmp_path)), "hello")
+            assert [n for n in notices(sandboxed.updates) if "sandbox" in n[1]] == []

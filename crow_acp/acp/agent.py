@@ -8,7 +8,8 @@ The handlers are thin; the work is done by what the agent owns, each built here 
     options        SessionOptions (session_options.py): model, mode and thinking level, and /mode
     turns          TurnRunner (prompt_turn.py): one prompt's turn or slash command
     outbox         Outbox (outbox.py): events to the observers, the editor's first
-and the leases (leases.py), the model profiles and the store.
+and the leases (leases.py), the model profiles and the store. What Python drives open sessions with (a
+MultiAgent, a bridge) is its base, DrivenFromPython (driven.py).
 """
 
 from __future__ import annotations
@@ -34,18 +35,17 @@ from acp.schema import (
 from ..api import CrowCallbacks
 from ..config import Config, load_config
 from ..core.session import Session
-from ..core.session_access import SessionView
 from ..events import Observer
 from ..model.client import ModelClient
 from ..model.profiles import Models
-from ..policy.modes import Mode
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .capabilities import initialize_response
+from .driven import DrivenFromPython
 from .editor_link import EditorLink
 from .leases import Leases
 from .newer import ClientFeatures
-from .open_sessions import OpenSessions, SharedBoard
+from .open_sessions import OpenSessions
 from .outbox import Outbox
 from .prompt_blocks import as_dicts
 from .prompt_turn import TurnRunner
@@ -56,7 +56,7 @@ from .stored import listed
 from .updates import AcpUpdates
 
 
-class AcpAgent:
+class AcpAgent(DrivenFromPython):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
         self.config = config or load_config()
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
@@ -244,60 +244,6 @@ class AcpAgent:
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
             stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)
-
-    # Python: driving open sessions without an editor's requests (a MultiAgent, a bridge, an observer).
-    # Each raises RequestError.resource_not_found for a session not open here.
-    def is_open(self, session_id: str) -> bool:
-        """Whether the session is in memory here (created, loaded or resumed, and not closed)."""
-        return self.open_sessions.is_open(session_id)
-
-    def access(self, session_id: str) -> SessionView:
-        """The view a callback gets of the session: messages, context, side prompts, reports."""
-        return SessionView(self.open_sessions.get(session_id))
-
-    def in_turn(self, session_id: str) -> bool:
-        """Whether a prompt (a turn or a slash command) is running in the session right now."""
-        return self.open_sessions.in_turn(session_id)
-
-    def offers_command(self, session_id: str, text: str) -> bool:
-        """Whether `text` is one of the session's slash commands, which run instead of a turn."""
-        return self.open_sessions.offers_command(session_id, text)
-
-    def record_prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
-        """Record a user prompt without running a turn (a pattern giving the user's text to no agent)."""
-        self.open_sessions.record_prompt(session_id, blocks)
-
-    def mark_handoff(self, session_id: str, since: int, source: str | None) -> None:
-        """Tag the first prompt after `since` entries as `source`'s hand-off (load replays it as one)."""
-        self.open_sessions.mark_handoff(session_id, since, source)
-
-    def save_session(self, session_id: str) -> None:
-        """Write the session's data (context included) to the store now."""
-        self.open_sessions.get(session_id).save()
-
-    async def flush_session(self, session_id: str) -> None:
-        """Make the session's writes so far durable (a write another member made to a shared blackboard)."""
-        await self.open_sessions.flush(session_id)
-
-    def join_blackboard(self, session_id: str, board: SharedBoard) -> None:
-        """Make the session's context a member of `board`: its shared keys become the board's."""
-        self.open_sessions.join_blackboard(session_id, board)
-
-    async def title_session(self, session_id: str, text: str) -> None:
-        """Name the session after `text` unless it has one, then let the model write a better one (as after a turn)."""
-        await self.turns.name(self.open_sessions.get(session_id), text)
-
-    def keep_sessions_open(self) -> None:
-        """Never evict this agent's sessions (a MultiAgent's run reaches into them between prompts)."""
-        self.open_sessions.pool.pinned = True
-
-    def mode_of(self, session_id: str) -> Mode:
-        """The session's permission mode."""
-        return self.options.mode_of(self.open_sessions.get(session_id))
-
-    def set_mode(self, session_id: str, mode: Mode) -> None:
-        """Set the session's mode without telling the editor (a MultiAgent's other members follow the entry)."""
-        self.options.apply(self.open_sessions.get(session_id), MODE_OPTION, mode)
 
     def config_options(self, session_id: str) -> list[Any]:
         """The session's config options for the editor (session_options.py)."""

@@ -21,6 +21,8 @@ class EditorLink:
     """The client capabilities of the editor's initialize request."""
     features: ClientFeatures = field(default_factory=ClientFeatures)
     """The newer capabilities of that request (notices, compaction, plan operations, subagents...)."""
+    sandbox_told: bool = False
+    """Whether the editor was told that commands cannot run sandboxed here (acp/warnings.py, once)."""
     update_sink: UpdateSink | None = None
     """Where a load's replay goes; None: through `conn`, one update at a time (crow serve sets its own)."""
 

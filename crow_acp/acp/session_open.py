@@ -21,9 +21,8 @@ from ..api import CrowCallbacks, OffersCommands, SlashCommand
 from ..core.client_prompt import KEY as CLIENT_PROMPT
 from ..core.client_prompt import ClientPrompt
 from ..core.costs import shown_on_load
-from ..core.history_rules import repair_entries
 from ..core.hooks import run_hooks
-from ..core.session import INTERRUPTED, Session, answer_open_calls
+from ..core.session import Session
 from ..core.session_access import SessionView
 from ..history import StoredMessage
 from ..mcp.host import McpHost, server_specs
@@ -32,16 +31,15 @@ from ..model.client import prewarm
 from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
-from ..util.text import clean_meta, clean_text, repair
 from .ask_user import offer_questions
 from .directories import check_directories, check_editor_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
-from .stored import copy_session
+from .stored import copy_session, repair_history, repair_stored
 from .system_prompt import client_prompt
 from .updates import commands_update, replay_with_plans
-from .warnings import config_warnings
+from .warnings import config_warnings, sandbox_warning
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -140,7 +138,7 @@ class SessionOpener:
         if record is None:
             raise RequestError.resource_not_found(session_id)
         await self.sessions.leases.take(session_id)
-        return _repair_stored(self._store(), record, await self._store().load(session_id))
+        return repair_stored(self._store(), record, await self._store().load(session_id))
 
     async def reopen(
         self,
@@ -275,29 +273,8 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
-        for notice in config_warnings(session_id, self.config.warnings()):
+        warned = await sandbox_warning(session_id, self.config.sandbox, self.editor)
+        for notice in config_warnings(session_id, self.config.warnings()) + warned:
             await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
             await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
-
-
-def repair_history(session: Session, entries: list[StoredMessage]) -> None:
-    """Answer tool calls a killed process left open, so the history is valid for the model again."""
-    session.history = list(entries)
-    answer_open_calls(session, INTERRUPTED)
-    session.history = repair_entries(session.history)  # damaged rows (orphans, bad ids or arguments) stay as stored
-
-
-def _repair_stored(store: SessionStore, record: SessionRecord, entries: list[StoredMessage]) -> list[StoredMessage]:
-    """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
-    for entry in entries:
-        if repair(entry.message) and entry.row_id is not None:
-            store.update_message(record.id, entry.row_id, message=entry.message)
-        if (meta := clean_meta(entry.meta)) is not entry.meta:
-            entry.meta = meta
-            if entry.row_id is not None:
-                store.update_message(record.id, entry.row_id, extra=meta.to_json())
-    title = clean_text(record.title) if record.title else record.title
-    if repair(record.data) or title != record.title:
-        store.update(record.id, title=title, data=record.data)
-    return entries

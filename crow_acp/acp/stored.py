@@ -1,4 +1,5 @@
-"""Stored sessions as the editor asks about them: listed (session/list) and copied (session/fork).
+"""Stored sessions as the editor asks about them: listed (session/list), copied (session/fork), and repaired
+on load (invalid Unicode written back; tool calls a killed process left open answered).
 
 A fork starts with a copy of another's stored history: every row is copied (archived ones too, so the
 fork replays what the original showed), in one transaction; from then on the two share nothing.
@@ -13,8 +14,11 @@ import uuid
 from acp import RequestError
 from acp.schema import SessionInfo
 
+from ..core.history_rules import repair_entries
+from ..core.session import INTERRUPTED, Session, answer_open_calls
 from ..history import StoredMessage
 from ..store import SessionRecord, SessionStore
+from ..util.text import clean_meta, clean_text, repair
 
 
 async def copy_session(store: SessionStore, source_id: str, cwd: str, directories: list[str] | None) -> str:
@@ -47,3 +51,25 @@ async def listed(store: SessionStore, cwd: str | None, agent: str) -> list[Sessi
         for r in await store.list_sessions(cwd)
         if r.data.get("agent", agent) == agent
     ]
+
+
+def repair_history(session: Session, entries: list[StoredMessage]) -> None:
+    """Answer tool calls a killed process left open, so the history is valid for the model again."""
+    session.history = list(entries)
+    answer_open_calls(session, INTERRUPTED)
+    session.history = repair_entries(session.history)  # damaged rows (orphans, bad ids or arguments) stay as stored
+
+
+def repair_stored(store: SessionStore, record: SessionRecord, entries: list[StoredMessage]) -> list[StoredMessage]:
+    """A stored session's rows with valid Unicode, written back where they needed it (on load)."""
+    for entry in entries:
+        if repair(entry.message) and entry.row_id is not None:
+            store.update_message(record.id, entry.row_id, message=entry.message)
+        if (meta := clean_meta(entry.meta)) is not entry.meta:
+            entry.meta = meta
+            if entry.row_id is not None:
+                store.update_message(record.id, entry.row_id, extra=meta.to_json())
+    title = clean_text(record.title) if record.title else record.title
+    if repair(record.data) or title != record.title:
+        store.update(record.id, title=title, data=record.data)
+    return entries

@@ -7,6 +7,7 @@ are in mcp_live.py, a lost lease's in leases.py's caller.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -16,7 +17,9 @@ from ..events import NoticeRaised
 from ..model.retries import retries_reported_to
 
 if TYPE_CHECKING:
+    from ..config import SandboxConfig
     from ..core.session import Session
+    from .editor_link import EditorLink
 
 MODEL_RETRY = "The model request failed; crow is retrying"
 MODEL_ERROR = "The model request failed"
@@ -46,6 +49,20 @@ def model_error(session_id: str, error: BaseException | None) -> NoticeRaised | 
 def config_warnings(session_id: str, warnings: list[str]) -> list[NoticeRaised]:
     """What `crow check` and `crow run` warn about the configuration; an editor had only the log."""
     return [NoticeRaised(session_id, "warning", CONFIG_WARNING, warning) for warning in warnings]
+
+
+async def sandbox_warning(session_id: str, config: SandboxConfig, editor: EditorLink) -> list[NoticeRaised]:
+    """Once per editor connection: commands cannot run sandboxed on crow's machine (an editor whose terminals
+    run the commands is told when one fails to start there, editor/terminal.py). The probe blocks: off the loop."""
+    caps = editor.capabilities
+    if editor.sandbox_told or (caps is not None and caps.terminal):
+        return []
+    editor.sandbox_told = True
+    from ..policy.sandboxing import unavailable_notice
+
+    if (told := await asyncio.to_thread(unavailable_notice, config)) is None:
+        return []
+    return [NoticeRaised(session_id, "warning", told.title, told.description)]
 
 
 def taken_over(session_id: str, description: str) -> NoticeRaised:

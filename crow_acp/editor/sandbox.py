@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..api import Sandbox
@@ -48,6 +49,24 @@ MISSING = "bubblewrap (bwrap) is not installed: install the `bubblewrap` package
 
 _probed: dict[str, str | None] = {}
 """bwrap path -> why it cannot sandbox here (None: it can); one probe per path and process."""
+
+
+@dataclass(frozen=True)
+class SandboxNotice:
+    """What the user is told once when commands cannot be sandboxed: `crow run`'s warning, the editor's notice."""
+
+    title: str
+    description: str
+
+    def line(self) -> str:
+        return f"{self.title}: {self.description}"
+
+    @classmethod
+    def because(cls, why: str) -> SandboxNotice:
+        after = (
+            "Auto and Plan ask before every command, as Ask does; nothing runs outside the sandbox without a question"
+        )
+        return cls("Commands cannot run in the sandbox", f"{why}. Until then {after}.")
 
 
 def unavailable() -> str | None:

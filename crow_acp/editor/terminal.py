@@ -97,17 +97,21 @@ async def in_terminal(command: str, cwd: str, timeout: float, context: ToolConte
         content.append(tool_content(text_block(text.rsplit("\n\n", 1)[-1])))
     raw = ended(exit_status and exit_status.exit_code, exit_status and exit_status.signal, timed_out)
     if raw["exit_code"] != 0 and context.sandbox.level != "off":
-        text = _sandbox_note(result.output, raw["exit_code"], text, context)
+        text = await _sandbox_note(result.output, raw["exit_code"], text, context)
     return ToolResult(text, is_error=failed(raw), content=content, raw_output=raw)
 
 
-def _sandbox_note(output: str, exit_code: int | None, text: str, context: ToolContext) -> str:
+async def _sandbox_note(output: str, exit_code: int | None, text: str, context: ToolContext) -> str:
     """A failed sandboxed command in the editor's terminal: the sandbox did not start there (from now on
-    its commands ask), or the sandbox refused something (the model is told the way out)."""
+    its commands ask, and the user is told once), or the sandbox refused something (the model is told the
+    way out)."""
+    from .sandbox import SandboxNotice
     from .terminal_sandbox import did_not_start, mark_unavailable
 
     if why := did_not_start(output, exit_code):
         mark_unavailable(context.client, why)
+        told = SandboxNotice.because(f"the editor's machine cannot sandbox commands ({why})")
+        await context.session.notice(told.title, description=told.description)
         return (
             f"{text}\nThe command did not run: the editor's machine cannot sandbox it ({why}). "
             "From now on every command asks the user before it runs outside the sandbox."

@@ -9,13 +9,13 @@ command would run outside it, so every command asks; nothing falls back to unsan
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ..api import Sandbox
+from ..editor.sandbox import SandboxNotice
 from ..tools import FunctionTool
 
 if TYPE_CHECKING:
@@ -75,17 +75,6 @@ class SandboxPolicy:
         return dataclasses.replace(self.base, level="read_only", network=False, writable=())
 
 
-@dataclass(frozen=True)
-class SandboxNotice:
-    """What the user is told once when commands cannot be sandboxed: `crow run`'s warning, the editor's notice."""
-
-    title: str
-    description: str
-
-    def line(self) -> str:
-        return f"{self.title}: {self.description}"
-
-
 def unavailable_notice(config: SandboxConfig, editor: Any = None) -> SandboxNotice | None:
     """The "sandbox unavailable" notice, or None while commands run sandboxed (or the user turned it off).
     `editor`: the client connection when its terminals run the commands (its machine, known once one
@@ -100,7 +89,4 @@ def unavailable_notice(config: SandboxConfig, editor: Any = None) -> SandboxNoti
         from ..editor.sandbox import unavailable
 
         why = unavailable()
-    if why is None:
-        return None
-    after = "Auto and Plan ask before every command, as Ask does; nothing runs outside the sandbox without a question"
-    return SandboxNotice("Commands cannot run in the sandbox", f"{why}. Until then {after}.")
+    return None if why is None else SandboxNotice.because(why)
