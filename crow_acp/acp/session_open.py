@@ -277,4 +277,7 @@ class SessionOpener:
         for notice in config_warnings(session_id, self.config.warnings()) + warned:
             await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
-            await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
+            try:
+                await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
+            except ConnectionError:  # the editor left right after its answer: nobody to tell
+                pass
