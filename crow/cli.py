@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import HELP as EXIT_HELP
-from crow.exits import INTERRUPTED, SETUP, USAGE, Exit, die_by_sigpipe
+from crow.exits import INTERRUPTED, USAGE, Exit, die_by_sigpipe
 from crow.startup import env_warnings, load, version
 
 ENVIRONMENT_HELP = """\
@@ -225,28 +225,16 @@ def resolve_cwd(raw: str) -> str:
 
 
 def run_terminal(args: argparse.Namespace) -> int:
-    from crow_acp.errors import ConfigError
-
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise Exit(USAGE, "the prompt is empty: give it as an argument, or '-' to read it from stdin")
     cwd = resolve_cwd(args.cwd)
-    config = load(args.model)
-    from crow_acp.util.secrets import protect
-
-    protect(config)  # before the agent starts: its logs, the wire and the output caught from its servers lose the keys
-    if args.agent is None:  # a custom agent may bring its own models and keys
-        try:
-            config.api_key()
-        except ConfigError as exc:
-            raise Exit(SETUP, str(exc)) from exc
-    from crow.permission_flags import permission_flags, with_rules
+    from crow.permission_flags import with_rules
     from crow.run import run_prompt
     from crow.run.options import RunOptions
+    from crow.startup import terminal_setup
 
-    flags = permission_flags(args)
-    if args.agent is not None and (flags.allow or flags.deny):
-        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
+    config, flags = terminal_setup(args)
     warnings = env_warnings() + config.warnings()
     if flags.mode == "full_access":  # no question: the flag is spelled out for this one run, like --yes
         warnings.append("--mode full_access: every tool runs without asking, commands outside the sandbox")

@@ -28,6 +28,27 @@ def load(model: str | None = None) -> Any:
         raise Exit(SETUP, str(exc)) from exc
 
 
+def terminal_setup(args: Any) -> tuple[Any, Any]:
+    """`crow run`'s and `crow chat`'s configuration, checked as one: loaded (--model), keys protected, a model
+    key present for crow's own agent, and the permission flags (crow/permission_flags.py). (config, flags)."""
+    from crow.exits import USAGE
+    from crow.permission_flags import permission_flags
+    from crow_acp.errors import ConfigError
+    from crow_acp.util.secrets import protect
+
+    config = load(args.model)
+    protect(config)  # before the agent starts: its logs, the wire and the output caught from its servers lose the keys
+    if args.agent is None:  # a custom agent may bring its own models and keys
+        try:
+            config.api_key()
+        except ConfigError as exc:
+            raise Exit(SETUP, str(exc)) from exc
+    flags = permission_flags(args)
+    if args.agent is not None and (flags.allow or flags.deny):
+        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
+    return config, flags
+
+
 def env_warnings() -> list[str]:
     from crow_acp.server.stdio import log_level
 

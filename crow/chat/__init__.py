@@ -12,30 +12,20 @@ import argparse
 import sys
 from typing import Any
 
-from crow.exits import SETUP, USAGE, Exit
+from crow.exits import USAGE, Exit
 from crow.run import Stop, host
 from crow.run.options import HostOptions
 from crow.run.screen import Screen
-from crow.startup import env_warnings, load
+from crow.startup import env_warnings
 
 
 def chat_command(args: argparse.Namespace, cwd: str) -> int:
     """`crow chat`: the configuration checked as `crow run` checks it, then the conversation, in a new session or
     the one --session, --continue or --resume names (resolved before the agent starts, crow/run/resume.py)."""
-    from crow.permission_flags import permission_flags, with_rules
-    from crow_acp.errors import ConfigError
-    from crow_acp.util.secrets import protect
+    from crow.permission_flags import with_rules
+    from crow.startup import terminal_setup
 
-    config = load(args.model)
-    protect(config)  # before the agent starts: its logs, the wire and the output caught from its servers lose the keys
-    if args.agent is None:  # a custom agent may bring its own models and keys
-        try:
-            config.api_key()
-        except ConfigError as exc:
-            raise Exit(SETUP, str(exc)) from exc
-    flags = permission_flags(args)
-    if args.agent is not None and (flags.allow or flags.deny):
-        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
+    config, flags = terminal_setup(args)
     session = args.session or args.resume_chat or None
     if args.resume_chat == "":  # --resume alone: a numbered list of this directory's sessions
         from crow.run.resume import pick_in
