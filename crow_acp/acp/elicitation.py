@@ -31,7 +31,7 @@ from ..events import Event, ToolCallWaiting
 from ..mcp.elicit import CallScope
 from .editor_link import EditorLink
 from .form_check import refusal
-from .newer import (
+from .newer.elicitation import (
     ELICITATION_COMPLETE,
     ELICITATION_CREATE,
     CompleteElicitationNotification,

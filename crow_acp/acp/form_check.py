@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .newer import ElicitationProperty, ElicitationSchema
+from .newer.elicitation import ElicitationProperty, ElicitationSchema
 
 
 def refusal(schema: ElicitationSchema, content: dict[str, Any]) -> str | None:

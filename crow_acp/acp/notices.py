@@ -15,7 +15,8 @@ from acp import start_tool_call, text_block
 
 from ..events import ActivityReported, CompactionReported, NoticeRaised
 from ..history import StoredMessage
-from .newer import ClientFeatures, CompactionSummaryChunk, CompactionUpdate, Notice
+from .newer import ClientFeatures
+from .newer.updates import CompactionSummaryChunk, CompactionUpdate, Notice
 
 COMPACTED_MARKER = "Context compacted"
 """The replayed tool call of a compaction, for clients without compaction updates."""

@@ -54,7 +54,8 @@ from ..events import (
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
 from .editor_link import EditorLink
-from .newer import ClientFeatures, named, plan_operation
+from .newer import ClientFeatures
+from .newer.updates import named, plan_operation
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .plans import LastPlans, plan_shown
 from .prompt_images import replayed_blocks

@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..acp.newer import idle_state, running_state, session_message, subagent_update
+from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
 from ..acp.update_door import send_update
 from ..policy.modes import Mode
 from .conn import CHILD_DROPPED, kind_of

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.newer import idle_state, running_state, session_message, subagent_update
+from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
 from .graph import Graph
 
 SendTo = Callable[[str, Any], Awaitable[None]]

@@ -28,7 +28,7 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..acp.newer import subagent_update
+from ..acp.newer.subagents import subagent_update
 from ..acp.updates import replay_updates
 from ..events import ToolResult
 from ..plugin.hooks import Callback

@@ -8,12 +8,15 @@ re-declared here as subclasses that keep those fields, named as the spec names t
 @agentclientprotocol/sdk 2.4.0 (tests/zod_check.py validates what crow sends against it).
 
 The shapes live in capabilities.py (what the client says it can do; requests with newer fields),
-updates.py (session updates), subagents.py and elicitation.py, each under 300 lines; import them from here.
+updates.py (session updates), subagents.py and elicitation.py, each under 300 lines. The package
+exports what `crow acp` needs before its agent is built (capabilities.py: the initialize and session
+requests); the others are imported from their modules, when used.
 
 Every feature is offered only to a client that advertised it: ClientFeatures says which.
 """
 
 from .capabilities import (
+    FAST,
     ClientFeatures,
     NewerAgentCapabilities,
     NewerForkSessionRequest,
@@ -24,43 +27,10 @@ from .capabilities import (
     NewerResumeSessionRequest,
     NewerSessionCapabilities,
 )
-from .elicitation import (
-    ELICITATION_COMPLETE,
-    ELICITATION_CREATE,
-    CompleteElicitationNotification,
-    ContentValue,
-    CreateElicitationRequest,
-    CreateElicitationResponse,
-    ElicitationProperty,
-    ElicitationSchema,
-    EnumOption,
-)
-from .subagents import idle_state, running_state, session_message, subagent_update
-from .updates import (
-    CompactionSummaryChunk,
-    CompactionUpdate,
-    NamedToolCallProgress,
-    NamedToolCallStart,
-    Notice,
-    named,
-    plan_operation,
-)
 
 __all__ = [
-    "ELICITATION_COMPLETE",
-    "ELICITATION_CREATE",
+    "FAST",
     "ClientFeatures",
-    "CompactionSummaryChunk",
-    "CompactionUpdate",
-    "CompleteElicitationNotification",
-    "ContentValue",
-    "CreateElicitationRequest",
-    "CreateElicitationResponse",
-    "ElicitationProperty",
-    "ElicitationSchema",
-    "EnumOption",
-    "NamedToolCallProgress",
-    "NamedToolCallStart",
     "NewerAgentCapabilities",
     "NewerForkSessionRequest",
     "NewerInitializeRequest",
@@ -69,11 +39,4 @@ __all__ = [
     "NewerNewSessionRequest",
     "NewerResumeSessionRequest",
     "NewerSessionCapabilities",
-    "Notice",
-    "idle_state",
-    "named",
-    "plan_operation",
-    "running_state",
-    "session_message",
-    "subagent_update",
 ]

@@ -18,9 +18,14 @@ from acp.schema import (
 )
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Field,
     model_validator,
 )
+
+FAST = ConfigDict(use_attribute_docstrings=False)
+"""For crow's subclasses of the SDK's models: pydantic would read their source for field docstrings at
+import (the SDK's config asks for it), milliseconds each on `crow acp`'s start-up path (acp/schema.py)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,8 @@ def _advertised(value: Any) -> bool:
 class NewerInitializeRequest(InitializeRequest):
     """`initialize`, with the newer client capabilities kept as `client_features`."""
 
+    model_config = FAST
+
     client_features: ClientFeatures = ClientFeatures()
 
     @model_validator(mode="before")
@@ -85,6 +92,7 @@ class NewerInitializeRequest(InitializeRequest):
 
 
 class _CarriesSystemPrompt(BaseModel):
+    model_config = FAST
     system_prompt: Annotated[Any, Field(alias="systemPrompt")] = None
     """The raw `systemPrompt` object, or None when the request has none."""
 
@@ -92,29 +100,40 @@ class _CarriesSystemPrompt(BaseModel):
 class NewerNewSessionRequest(NewSessionRequest, _CarriesSystemPrompt):
     """`session/new`, with its `systemPrompt`."""
 
+    model_config = FAST
+
 
 class NewerLoadSessionRequest(LoadSessionRequest, _CarriesSystemPrompt):
     """`session/load`, with its `systemPrompt`."""
+
+    model_config = FAST
 
 
 class NewerResumeSessionRequest(ResumeSessionRequest, _CarriesSystemPrompt):
     """`session/resume`, with its `systemPrompt`."""
 
+    model_config = FAST
+
 
 class NewerForkSessionRequest(ForkSessionRequest, _CarriesSystemPrompt):
     """`session/fork`, with its `systemPrompt`."""
 
+    model_config = FAST
+
 
 class NewerSessionCapabilities(SessionCapabilities):
+    model_config = FAST
     system_prompt: Annotated[dict[str, Any] | None, Field(alias="systemPrompt")] = None
     """zSessionSystemPromptCapabilities: `{}` for append only, `{"mode": {"override": {}}}` for both."""
 
 
 class NewerAgentCapabilities(AgentCapabilities):
+    model_config = FAST
     session_capabilities: Annotated[NewerSessionCapabilities, Field(alias="sessionCapabilities")] = (
         NewerSessionCapabilities()
     )
 
 
 class NewerInitializeResponse(InitializeResponse):
+    model_config = FAST
     agent_capabilities: Annotated[NewerAgentCapabilities, Field(alias="agentCapabilities")] = NewerAgentCapabilities()

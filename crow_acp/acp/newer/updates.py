@@ -23,6 +23,7 @@ from pydantic import (
 
 from ...events import CompactionStatus, NoticeSeverity, PlanRemoved, PlanUpdated
 from ..update_door import NewerUpdate
+from .capabilities import FAST
 
 # ---- Notices, compaction updates (1.25) and the tool call's `name` (1.22): sent through update_door ----
 
@@ -64,11 +65,15 @@ class CompactionSummaryChunk(NewerUpdate, BaseModel):
 class NamedToolCallStart(ToolCallStart, NewerUpdate):
     """zToolCall with `name`: the tool's name as the model called it (stable since 1.22)."""
 
+    model_config = FAST
+
     name: str | None = None
 
 
 class NamedToolCallProgress(ToolCallProgress, NewerUpdate):
     """zToolCallUpdate with `name`."""
+
+    model_config = FAST
 
     name: str | None = None
 
