@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks
 from crow_acp.config import Config
@@ -46,27 +48,38 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
     settings = agent.config.delegate
     if not settings.enabled or depth >= settings.max_depth:
         return CrowCallbacks()
-    from crow_acp.multi.delegate import CrowHelper, DelegateTarget, delegate_callback
+    from crow_acp.multi.delegate import AgentHelper, DelegateTarget, delegate_callback
 
     helpers: dict[str, DelegateTarget] = {}
 
-    def helper() -> AcpAgent:
+    def crow_helper() -> AcpAgent:
         """A crow sub-agent: the same configuration and store; listed apart from the editor's sessions."""
         sub = AcpAgent(agent.config, agent.store, name="crow-helper")
         sub.set_callbacks(default_callbacks(sub.config) + delegation(sub, depth=depth + 1))
         return sub
 
-    def resolve(name: str) -> DelegateTarget | None:
-        if name != "crow":  # other ACP agents ([agents.NAME]) plug in here
+    def builder(name: str) -> Callable[[], AcpAgent] | None:
+        """What runs helper `name`: crow itself, or the ACP agent of `[agents.NAME]` (sessions in the same store)."""
+        if name == "crow":
+            return crow_helper
+        settings = agent.config.agents.get(name)
+        if settings is None:
             return None
+        from crow_acp.multi.foreign.declared import declared_agent
+
+        return lambda: declared_agent(name, settings, agent.config, store=agent.store)
+
+    def resolve(name: str) -> DelegateTarget | None:
         if name not in helpers:
+            if (make := builder(name)) is None:
+                return None
             link = agent.editor
             initialize = {
                 "protocol_version": 1,
                 "client_capabilities": link.capabilities,
                 "client_features": link.features,
             }
-            helpers[name] = CrowHelper(helper, lambda: link.conn, initialize)
+            helpers[name] = AgentHelper(name, make, lambda: link.conn, initialize)
         return helpers[name]
 
     return CrowCallbacks(begin_session=[delegate_callback(agent, list(settings.agents), resolve)])

@@ -27,6 +27,8 @@ class RawCrow:
         self.received: list[dict[str, Any]] = []
         self._next_id = 1000
         self._reading = anyio.Lock()  # several tasks may wait at once (prompts in several sessions): one reads
+        self.permission: Any = lambda params: {"outcome": "selected", "optionId": "allow_once"}
+        """The outcome it answers a session/request_permission's params with (by default: allow_once)."""
 
     @property
     def updates(self) -> list[dict[str, Any]]:
@@ -61,9 +63,10 @@ class RawCrow:
         line.decode("utf-8")  # strict: crow never writes invalid UTF-8
         message = json.loads(line)
         self.received.append(message)
-        if message.get("method") == "session/request_permission":  # the raw peer always allows
+        if message.get("method") == "session/request_permission":  # the raw peer allows, unless told otherwise
+            outcome = self.permission(message["params"])
             await self.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "outcome": {"outcome": "selected", "optionId": "allow_once"}}}).encode() + b"\n")  # fmt: skip
+                "outcome": outcome}}).encode() + b"\n")  # fmt: skip
         return message
 
     async def _read_more(self, seen: int, closed: str) -> None:

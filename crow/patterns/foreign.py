@@ -7,12 +7,12 @@ chain(coder_agent(), member("codex"))          # [agents.codex] in config.toml
 
 from __future__ import annotations
 
-import os
-
 from crow_acp import load_config
 from crow_acp.config import AgentConfig, Config
 from crow_acp.errors import ConfigError
 from crow_acp.multi.foreign import ForeignAgent, RemoteTarget, StdioTarget
+from crow_acp.multi.foreign.declared import declared_agent
+from crow_acp.store import SessionStore
 
 
 def acp_member(
@@ -41,12 +41,8 @@ def member(name: str, config: Config | None = None) -> ForeignAgent:
     return make_member(name, settings, config)
 
 
-def make_member(name: str, settings: AgentConfig, config: Config | None = None) -> ForeignAgent:
-    """The member one `[agents.NAME]` table declares (the delegate tool builds its helpers with this)."""
-    if settings.command is not None:
-        return ForeignAgent(StdioTarget(list(settings.command), dict(settings.env)), name=name, config=config)
-    assert settings.url is not None  # AgentConfig holds exactly one of command and url
-    token = os.environ.get(settings.token_env) if settings.token_env else None
-    if settings.token_env and not token:
-        raise ConfigError(f"[agents.{name}]: the token variable {settings.token_env} is not set")
-    return ForeignAgent(RemoteTarget(settings.url, token), name=name, config=config)
+def make_member(
+    name: str, settings: AgentConfig, config: Config | None = None, *, store: SessionStore | None = None
+) -> ForeignAgent:
+    """The member one `[agents.NAME]` table declares; `store` keeps its crow sessions (None: the config's)."""
+    return declared_agent(name, settings, config, store=store)

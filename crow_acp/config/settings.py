@@ -124,6 +124,17 @@ class Config(Section):
         return self.home / "config.toml"
 
 
+def check_helpers(config: Config, path: Path) -> None:
+    """Every `[delegate] agents` name is "crow" or an `[agents.NAME]` table: a typo fails at load, not in a turn."""
+    declared = ["crow", *sorted(config.agents)]
+    for name in config.delegate.agents:
+        if name not in declared:
+            raise ConfigError(
+                f"{path}: `[delegate]` `agents`: no helper {name!r}; declared: {', '.join(declared)} "
+                f"(an ACP agent needs an [agents.{name}] table)"
+            )
+
+
 def resolve_command(command: str) -> str:
     """A stdio server's program as it will run when Zed starts crow by its absolute path, with no
     virtual environment on PATH: a path as written (~ expanded), else PATH, else next to crow's Python."""
@@ -173,6 +184,7 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data, Config))) from exc
+    check_helpers(config, path)
     env_url = os.environ.get("OPENAI_BASE_URL")
     if env_url and not env_url.startswith(("http://", "https://")):  # else every model call fails, after retries
         raise ConfigError(f"OPENAI_BASE_URL {url_problem(env_url)}")

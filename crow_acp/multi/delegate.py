@@ -5,17 +5,22 @@
     agents = ["crow"]      # the helpers it may use, the first by default
     max_depth = 2          # levels of delegation below the editor's session
 
-A helper is a `DelegateTarget`. "crow" is a crow sub-agent (CrowHelper): the same configuration and
-store as the delegating agent, its own context, the parent's cwd and directories and permission mode
-(never a more permissive one), and the configured MCP servers (not the editor's). Other names are
-resolved by the `Resolver` the agent was given (the seam for other ACP agents). The child's final
-answer is the tool's result. The tool itself changes nothing (what the child does is asked and
-gated in the child), so it is read-only: several calls of one reply run at once, as the loop runs
-every reply's calls. Cancelling the parent's turn cancels the call, and so the child's turn.
+A helper is a `DelegateTarget`; an `AgentHelper` runs it on an AcpAgent it builds on first use.
+"crow" builds a crow sub-agent: the same configuration and store as the delegating agent, its own
+context, the parent's cwd and directories and permission mode (never a more permissive one), and the
+configured MCP servers (not the editor's). A name of `[agents]` builds that ACP agent as a
+ForeignAgent (crow.patterns.make_member): the same seam, its turns relayed to the other agent, its
+permission questions asked of the editor under the parent's mode (multi/foreign/client.py). The
+`Resolver` the agent was given maps names to helpers (crow/presets.py). The child's final answer is
+the tool's result; a helper that fails (crashes, cannot start) gives its reason as the result. The
+tool itself changes nothing (what the child does is asked and gated in the child), so it is
+read-only: several calls of one reply run at once, as the loop runs every reply's calls. Cancelling
+the parent's turn cancels the call, and so the child's turn.
 
-The child is a real session, stored under the agent name "crow-helper" (so not in the editor's session
-list); the parent's context "delegations" links it (its id, helper, call), and a reload for an editor
-that opted in to subagents replays it under its own id. child_conn.py decides what the editor sees live.
+The child is a real session, stored under the agent name "crow-helper" (a foreign helper: its own
+name), so not in the editor's session list; the parent's context "delegations" links it (its id,
+helper, call), and a reload for an editor that opted in to subagents replays it under its own id.
+child_conn.py decides what the editor sees live.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from acp import RequestError
 from ..acp.agent import AcpAgent
 from ..acp.newer.subagents import subagent_update
 from ..acp.updates import replay_updates
+from ..errors import CrowError
 from ..events import ToolResult
 from ..plugin.hooks import Callback
 from ..plugin.session import SessionAccess, ToolContext
@@ -49,7 +55,7 @@ DESCRIPTION = (
 
 
 class DelegateTarget(Protocol):
-    """A helper a delegation can run on: crow's own (CrowHelper) or another ACP agent."""
+    """A helper a delegation can run on: crow's own or another ACP agent (each an AgentHelper)."""
 
     name: str
 
@@ -63,11 +69,14 @@ Resolver = Callable[[str], DelegateTarget | None]
 """A helper's name → the target that runs it (None: unknown here)."""
 
 
-class CrowHelper:
-    """Crow as a helper: one sub-agent (built on first use) serving every delegation of one agent."""
+class AgentHelper:
+    """A helper named `name`: one AcpAgent from `make` (a crow sub-agent, or a ForeignAgent relaying to
+    another ACP agent), built on first use, serving every delegation of one agent."""
 
-    def __init__(self, make: Callable[[], AcpAgent], upstream: Callable[[], Any], initialize: dict[str, Any]) -> None:
-        self.name = "crow"
+    def __init__(
+        self, name: str, make: Callable[[], AcpAgent], upstream: Callable[[], Any], initialize: dict[str, Any]
+    ) -> None:
+        self.name = name
         self._make = make
         self._upstream = upstream
         self._initialize = initialize
@@ -166,7 +175,7 @@ def delegate_tool(parent: AcpAgent, agents: list[str], resolve: Resolver) -> Fun
         )
         try:
             answer, child = await target.run(delegation)
-        except RequestError as exc:
+        except (RequestError, CrowError) as exc:  # a helper that failed or could not start: the parent goes on
             return ToolResult(f"the helper failed: {exc}", is_error=True)
         links = list(session.get_context(LINKS) or [])
         session.set_context(LINKS, [*links, {"session": child, "agent": name, "call": context.call_id}])

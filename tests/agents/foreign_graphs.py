@@ -70,8 +70,11 @@ def build_crow_member() -> Any:
 
 def build_fast_agent() -> Any:
     """coder → fast-agent (PyPI fast-agent-mcp, from the venv at $FAST_AGENT_BIN) on the scripted model at
-    $FAST_AGENT_MODEL_URL, its config written to $FAST_AGENT_CONFIG by the test."""
+    $FAST_AGENT_MODEL_URL, its config written to $FAST_AGENT_CONFIG by the test (with the MCP servers named in
+    $FAST_AGENT_SERVERS, if set)."""
     config = os.environ.get("FAST_AGENT_CONFIG", "fastagent.config.yaml")
     command = [os.environ.get("FAST_AGENT_BIN", "fast-agent"), "serve", "--transport", "acp", "-c", config]
+    if servers := os.environ.get("FAST_AGENT_SERVERS"):  # MCP servers of its config it is to use
+        command += ["--servers", servers]
     fast = acp_member([*command, "--model", "generic.scripted-fast"], name="fast")
     return chain(coder_agent(config_for("coder")), fast)

@@ -5,6 +5,7 @@
     client.py   what crow answers it: permission questions (fail-closed), fs/* and terminal/*
     wire.py     the untrusted wire: malformed JSON-RPC ends the link, updates one at a time
     process.py  a stdio agent started under the MCP guard (it dies with crow), stderr to crow.log
+    declared.py the ForeignAgent an [agents.NAME] table declares (graphs' member(NAME), delegate helpers)
 
 Crow is the foreign agent's ACP client. Its session in crow is an ordinary crow session (the hand-off
 and the reply are stored, bridges and the blackboard work); its own session id is kept in that

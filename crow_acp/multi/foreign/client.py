@@ -6,6 +6,10 @@
   Crow never answers one itself, so a member cannot skip the question.
 - fs/read_text_file, fs/write_text_file: offered only when the editor offers them, confined to the
   session's roots, and a write is a permission question of its own before it is forwarded.
+- The crow session's permission mode holds: whatever the mode, crow never answers "allow" itself (so a
+  foreign member, a delegate's helper too, is never more permissive than its parent); in plan mode a
+  question whose kind is not read-only (PLAN_KINDS: an edit, a command, "other", none) and every fs
+  write are refused without asking, as crow's own changing tools are.
 - terminal/*: not offered (the member runs its commands itself, under its own permission questions).
 - Anything for a session id that is not one of the member's own is refused.
 """
@@ -31,18 +35,29 @@ from acp.schema import (
 from ...core.session import Session
 from ...editor.paths import Workspace
 from ...errors import ToolError
+from ...policy.modes import Mode
 
 log = logging.getLogger(__name__)
 REJECTED = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+PLAN_KINDS = frozenset({"read", "search", "think", "fetch"})
+"""The tool kinds a member in plan mode may still ask about; any other kind is refused unasked."""
 
 
 class MemberClient:
     """The Client crow is to one link of a member."""
 
     def __init__(
-        self, name: str, editor: Any, sessions: dict[str, str], session: Callable[[str], Session], timeout: float
+        self,
+        name: str,
+        editor: Any,
+        sessions: dict[str, str],
+        session: Callable[[str], Session],
+        timeout: float,
+        mode: Callable[[str], Mode],
     ):
         self._name = name
+        self._mode = mode
+        """The permission mode of a crow session (the parent's, for a delegate's helper)."""
         self._editor = editor
         """The member agent's EditorLink: its `conn` (a MemberConnection in a graph) and the editor's capabilities."""
         self._sessions = sessions
@@ -71,6 +86,9 @@ class MemberClient:
                 "member %s: permission asked for a session not its own, or with no editor: rejected", self._name
             )
             return REJECTED
+        if self._mode(sid) == "plan" and tool_call.kind not in PLAN_KINDS:
+            log.warning("member %s: %r (kind %s) refused in plan mode", self._name, tool_call.title, tool_call.kind)
+            return REJECTED
         return await self._ask(sid, tool_call, options)
 
     async def _ask(self, sid: str, tool_call: Any, options: list[PermissionOption]) -> RequestPermissionResponse:
@@ -96,6 +114,8 @@ class MemberClient:
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> Any:
         sid, confined = self._confined(session_id, path, "write_text_file")
+        if self._mode(sid) == "plan":
+            raise RequestError(-32000, f"plan mode: no writes ({confined} was not written)")
         question = ToolCallUpdate(tool_call_id=f"fs-write-{id(content)}", title=f"Write {confined}", kind="edit")
         options = [
             PermissionOption(option_id="allow", name="Allow", kind="allow_once"),

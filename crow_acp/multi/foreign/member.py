@@ -53,9 +53,8 @@ class ForeignAgent(AcpAgent):
 
     async def _open(self, session: Session) -> Link:
         link = Link(self.name, self._deliver)
-        client = MemberClient(
-            self.name, self.editor, link.sessions, self.open_sessions.get, self.config.permissions.timeout
-        )
+        timeout = self.config.permissions.timeout
+        client = MemberClient(self.name, self.editor, link.sessions, self.open_sessions.get, timeout, self.mode_of)
         client.touch = self._touch
         try:
             await link.open(self.target, client, session.cwd)
