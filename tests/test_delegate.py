@@ -74,16 +74,17 @@ def helper_children(messages: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def task_a_waits_for_b(model: ScriptedModel) -> Turn:
-    """TASK-A's helper lists files, one model call after another, until TASK-B's helper has asked the
-    model too; its answer says whether the two ran at once (bounded: one after the other ends too)."""
+def waits_for_the_other(model: ScriptedModel, mine: str, other: str) -> Turn:
+    """A helper that lists files, one model call after another, until the other task's helper has asked the
+    model too; its answer says whether the two ran at once (bounded: one after the other ends too). Both
+    wait for each other, so whichever asks first, only helpers running at once both answer "while"."""
 
     def turn(n: int) -> Reply:
-        if asked_by(model, "TASK-B"):
-            return Reply(text="ANSWER-A while B ran")
+        if asked_by(model, other):
+            return Reply(text=f"ANSWER-{mine[-1]} while {other[-1]} ran")
         if n >= 40:
-            return Reply(text="ANSWER-A alone")
-        return Reply(tool_calls=[ToolCall("list_files", {"path": "."}, id=f"spin_{n}")])
+            return Reply(text=f"ANSWER-{mine[-1]} alone")
+        return Reply(tool_calls=[ToolCall("list_files", {"path": "."}, id=f"spin_{mine[-1]}{n}")])
 
     return turn
 
@@ -95,8 +96,8 @@ async def test_two_delegations_run_at_once_as_child_sessions(crow_home, tmp_path
             model,
             {
                 "go": parent_turn(delegate("TASK-A", "call_a"), delegate("TASK-B", "call_b")),
-                "TASK-A": task_a_waits_for_b(model),
-                "TASK-B": lambda n: Reply(text="ANSWER-B"),
+                "TASK-A": waits_for_the_other(model, "TASK-A", "TASK-B"),
+                "TASK-B": waits_for_the_other(model, "TASK-B", "TASK-A"),
             },
         )
         async with crow_for(crow_home, model, tmp_path, SUBAGENTS) as crow:
@@ -105,17 +106,20 @@ async def test_two_delegations_run_at_once_as_child_sessions(crow_home, tmp_path
             live = list(crow.received)
     assert answer["result"]["stopReason"] == "end_turn"
     # Both ran at once, and each answer came back as its call's result.
-    assert tool_results(asked_by(model, "go")[-1]) == {"call_a": "ANSWER-A while B ran", "call_b": "ANSWER-B"}
+    results = {"call_a": "ANSWER-A while B ran", "call_b": "ANSWER-B while A ran"}
+    assert tool_results(asked_by(model, "go")[-1]) == results
     # Each helper is a child session of the editor's: announced, handed its task, its own words on its own id.
     kids = helper_children(live)
     assert set(kids) == {"TASK-A", "TASK-B"} and set(children(live)) == {"crow"}
     a, b = kids["TASK-A"], kids["TASK-B"]
     for child in (a, b):
         assert states(live, child) == [("running", None), ("idle", "end_turn")]
-    assert said(live, b) == "ANSWER-B" and said(live, a) == "ANSWER-A while B ran"
+    assert said(live, b) == "ANSWER-B while A ran" and said(live, a) == "ANSWER-A while B ran"
     assert sorted(handoffs(live)) == sorted([(a, parent, a, "TASK-A"), (b, parent, b, "TASK-B")])
-    spins = {u["toolCallId"] for _, on, u in sent(live) if on == a and u.get("sessionUpdate") == "tool_call"}
-    assert spins and all(call.startswith("spin_") for call in spins)
+    order = [last_prompt(r) for r in model.requests if last_prompt(r) in ("TASK-A", "TASK-B")]
+    first = kids[order[0]]
+    spins = {u["toolCallId"] for _, on, u in sent(live) if on == first and u.get("sessionUpdate") == "tool_call"}
+    assert spins and all(call.startswith("spin_") for call in spins)  # the first to ask waited, on its own id
     assert said(live, parent) == "PARENT-DONE"
     assert problems(wire_messages(live)) == []
 
