@@ -10,7 +10,9 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,28 @@ async def test_a_server_that_asks_for_a_sandbox_never_starts_without_one(tmp_pat
     assert SECRET not in told(model)["key"] and "Unknown tool 'snoop__read'" in told(model)["key"]
     [failed] = [u for u in client.updates if "'snoop' is unavailable" in str(getattr(u, "title", ""))]
     assert "asks for a sandbox (sandbox = true), and bubblewrap (bwrap) is not installed" in str(failed.content)
+
+
+async def test_a_server_whose_program_lives_below_tmp_still_starts_and_tmp_stays_private(tmp_path):
+    """A checkout (or venv) below /tmp is where the private /tmp would hide the server's own program: the
+    paths its command line names are shown again, read-only, and nothing else of the real /tmp."""
+    home = Home(tmp_path)
+    program = Path(tempfile.mkdtemp(prefix="crow-mcp-program-", dir="/tmp"))
+    weakref.finalize(home, shutil.rmtree, program, True)
+    shutil.copy(SNOOP, program / "snoop_server.py")
+    (program / "neighbour.txt").write_text("beside the program\n")
+    elsewhere = Path(tempfile.mkdtemp(prefix="crow-mcp-other-", dir="/tmp"))
+    (elsewhere / "private.txt").write_text("another user's file\n")
+    table = f"[mcp_servers.snoop]\ncommand = {json.dumps(sys.executable)}\n"
+    home.config(table + f"args = [{json.dumps(str(program / 'snoop_server.py'))}]\nsandbox = true\n")
+    calls = [
+        call("read", "neighbour", path=str(program / "neighbour.txt")),
+        call("read", "other", path=str(elsewhere / "private.txt")),
+        call("write", "program", path=str(program / "x.txt"), text="x"),
+    ]
+    _, model = await drive(home, calls, mode="full_access")
+    got = told(model)
+    shutil.rmtree(elsewhere)
+    assert got["neighbour"] == "beside the program\n"  # it started, and reads its own directory
+    assert "No such file or directory" in got["other"]  # the rest of /tmp stays private
+    assert "Read-only file system" in got["program"] and not (program / "x.txt").exists()

@@ -208,11 +208,25 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     sandbox = Sandbox(network=server.network, writable=tuple(server.writable), hidden=tuple(config.hidden))
     writable = outermost(server.writable, [cwd, *config.writable])  # not below where commands write
     argv = [shutil.which("bwrap") or "bwrap", *opening(sandbox), "--ro-bind", cwd, cwd]  # cwd: even below /tmp
+    argv += [arg for path in _program_in_tmp(server) for arg in ("--ro-bind", path, path)]
     writable = [path for path in writable if os.path.isdir(path)]
     argv += [arg for path in [*writable, *pins(sandbox, writable)] for arg in ("--bind", path, path)]
     limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"
     tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--", SHELL, "-c", f'{limits} && exec "$@"', "sh"]
     return [*argv, *hiding(sandbox), *tail]
+
+
+def _program_in_tmp(server: McpServerConfig) -> list[str]:
+    """The server's own program where the private /tmp would hide it (a checkout or venv below /tmp): the
+    directory of each absolute path its command line names there, a venv's whole root for its interpreter."""
+    found: list[str] = []
+    for arg in [shutil.which(server.command or "") or "", *server.args]:
+        if not (os.path.isabs(arg) and os.path.exists(arg) and _below(arg, [PRIVATE_TMP])):
+            continue
+        where = os.path.dirname(arg)
+        venv = os.path.dirname(where)
+        found.append(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else where)
+    return sorted(set(found), key=len)
 
 
 BLAMED = {
