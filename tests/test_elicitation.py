@@ -106,6 +106,16 @@ ANSWERS = [
         "at least 1 characters",
     ),
     (
+        {"action": "accept", "content": {**GOOD, "code": "a" * 64 + "b"}},
+        {"action": "cancel", "content": None},
+        "'code' must match",
+    ),
+    (
+        {"action": "accept", "content": {**GOOD, "code": "aaaa"}},
+        {"action": "accept", "content": {**GOOD, "code": "aaaa"}},
+        None,
+    ),
+    (
         {"action": "accept", "content": {**GOOD, "pin": "1234"}},
         {"action": "cancel", "content": None},
         "'pin' is not a field",

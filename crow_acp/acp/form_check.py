@@ -7,7 +7,6 @@ model. An elicitation schema is a flat object of primitive properties, so the ch
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .newer.elicitation import ElicitationProperty, ElicitationSchema
@@ -89,7 +88,14 @@ def _choices(prop: ElicitationProperty) -> set[str] | None:
 
 
 def _matches(pattern: str, value: str) -> bool:
+    """RE2, in linear time: a server's pattern must not be able to hang crow on the user's answer (Python's
+    `re` backtracks: `(a+)+$` takes exponential time). A pattern RE2 cannot read (backreferences,
+    lookaround), or an answer that is not valid Unicode, cannot be checked: not a match."""
+    import re2  # lazily: only forms with a pattern need it
+
+    options = re2.Options()
+    options.log_errors = False  # a hostile server's pattern is its mistake, not a line for crow.log
     try:
-        return re.search(pattern, value) is not None
-    except re.error:  # the server's pattern is not one Python reads: the answer cannot be checked
+        return re2.compile(pattern.encode(), options).search(value.encode()) is not None
+    except (re2.error, UnicodeEncodeError):
         return False

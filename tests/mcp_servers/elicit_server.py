@@ -25,6 +25,8 @@ FORM = {
         "bags": {"type": "integer", "title": "Bags", "minimum": 0, "maximum": 3},
         "name": {"type": "string", "title": "Name", "minLength": 1},
         "meal": {"type": "boolean", "title": "Meal"},
+        # Python's re takes exponential time on it ("aaa…ab"): checked in linear time, crow does not hang.
+        "code": {"type": "string", "title": "Code", "pattern": "^(a+)+$"},
     },
     "required": ["seat", "name"],
 }
