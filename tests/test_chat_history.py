@@ -26,3 +26,15 @@ def test_a_history_that_cannot_be_written_is_no_error(tmp_path):
     history = BoundedHistory(tmp_path / "file" / "chat_history")  # its directory is a file
     history.store_string("kept in memory only")
     assert list(history.load_history_strings()) == []
+
+
+def test_a_pasted_model_key_is_not_kept(tmp_path, monkeypatch):
+    from crow_acp.config import load_config
+    from crow_acp.util.secrets import protect
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-chat-history-secret-0123456789")
+    protect(load_config(tmp_path))  # what crow chat does before the conversation starts
+    history = BoundedHistory(tmp_path / "chat_history")
+    history.store_string("try with sk-chat-history-secret-0123456789 please")
+    kept = (tmp_path / "chat_history").read_text()
+    assert "sk-chat-history-secret" not in kept and "try with" in kept

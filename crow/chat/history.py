@@ -1,5 +1,6 @@
 """The chat's input history: one JSON string a line in $CROW_HOME/chat_history, private to the user (a line
-may hold a secret that was pasted), and bounded: past twice the limit, the file is cut to the newest lines."""
+may hold a secret that was pasted; crow's model keys are redacted from it, as from the store and the logs),
+and bounded: past twice the limit, the file is cut to the newest lines."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit.history import History
+
+from crow_acp.util.secrets import redact
 
 log = logging.getLogger("crow.chat")
 LIMIT = 1000
@@ -40,7 +43,7 @@ class BoundedHistory(History):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as out:
-                out.write(json.dumps(string) + "\n")
+                out.write(json.dumps(redact(string)) + "\n")  # a pasted model key is not kept, as nowhere else
             entries = self._entries()
             if len(entries) > 2 * self.limit:
                 self._rewrite(entries[-self.limit :])
