@@ -53,7 +53,7 @@ from .plugin.hooks import (
 from .plugin.hooks import (
     PASSES as PASSES,
 )
-from .plugin.session import Sandbox, SessionAccess, SlashCommand, Tool, ToolContext
+from .plugin.session import Sandbox, SessionAccess, SlashCommand, Tool, ToolContext, ToolTimer
 from .tools import FunctionTool
 
 __all__ = [
@@ -94,6 +94,7 @@ __all__ = [
     "ToolContext",
     "ToolDecision",
     "ToolResult",
+    "ToolTimer",
     "ToolView",
     "Usage",
 ]

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import spawn
 from helpers import TESTS, crow_env, tool_names, write_config
@@ -292,3 +293,19 @@ async def test_questions_of_parallel_calls_are_each_scoped_to_their_own_call(tmp
     scoped = {q["params"]["toolCallId"]: q["params"]["message"] for q in questions(crow)}
     assert scoped == {"call_A1": "Seat for flight A1?", "call_B2": "Seat for flight B2?"}
     assert '"seat": "aisle"' in tool_result(model, "call_A1") and '"seat": "window"' in tool_result(model, "call_B2")
+
+
+async def test_the_time_the_user_takes_does_not_count_against_the_tool(tmp_path, crow_home):
+    """The loop gives an MCP call timeouts.mcp_call + 5 s; a user who answers the server's question after
+    longer than that still gets the call's result: the tool's clock stops while the question is open."""
+    write_config(crow_home, "[timeouts]\nmcp_call = 0.1\n")  # the loop's limit on the call: 5.1 s
+    async with ScriptedModel(book("call_slow")) as model:
+        async with raw_crow(crow_env(crow_home, model.base_url), capabilities=FORM) as crow:
+            sid = await session(crow, tmp_path)
+            prompt = await crow.send("session/prompt", prompt_params(sid))
+            question = await next_question(crow, 0)
+            await anyio.sleep(6)  # the user takes longer than the tool may
+            await reply_to(crow, question, {"action": "accept", "content": GOOD})
+            assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
+    result = tool_result(model, "call_slow")
+    assert result.startswith('server saw {"action": "accept"'), result

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -82,7 +83,8 @@ class EditorQuestions:
     async def elicit(self, server: str, params: Any, scope: CallScope | None) -> Any:
         from mcp.types import ElicitResult
 
-        answer = await self._server_question(server, params, scope.call_id if scope else None)
+        with scope.timer.paused() if scope is not None else nullcontext():  # the user's time is not the tool's
+            answer = await self._server_question(server, params, scope.call_id if scope else None)
         if answer.note:
             log.warning("MCP server %r: %s", server, answer.note)
             if scope is not None:

@@ -34,6 +34,7 @@ from ..events import (
 )
 from ..history import EntryMeta, ToolDisplay
 from ..model.client import Finish, ReasoningChunk, TextChunk, ToolCallChunk
+from ..plugin.session import ToolTimer
 from . import images
 from .costs import charge
 from .draft import Draft
@@ -205,6 +206,7 @@ async def _outcome(
     await session.emit(ToolCallRunning(session.id, call.id))
     limit = tool.timeout or turn.tool_timeout  # a tool with its own limit says so
     with anyio.move_on_after(limit) as timer:
+        context.timer = ToolTimer(timer)  # paused while the user answers a question of the call's
         result = await tool.call(gate.call.arguments, context)
     if timer.cancelled_caught:
         result = ToolResult(f"The tool timed out after {limit:g} s.", is_error=True)

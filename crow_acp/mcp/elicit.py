@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..plugin.session import ToolTimer
+
 log = logging.getLogger(__name__)
 
 
@@ -33,6 +35,8 @@ class CallScope:
     """What the model must know about the call's questions (declined for the user, an answer refused...)."""
     questions: set[asyncio.Task[Any]] = field(default_factory=set)
     """The call's open questions: cancelled when the call ends."""
+    timer: ToolTimer = field(default_factory=ToolTimer)
+    """The loop's limit on the call, paused while the user answers (timeouts.elicitation bounds that)."""
 
     def close(self) -> None:
         for question in self.questions:

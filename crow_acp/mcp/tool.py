@@ -63,7 +63,7 @@ class McpTool:
 
         if self.server.restartable:  # it died since the last call: this is its next use
             await _restart(self.server, context)
-        scope = CallScope(context.call_id)
+        scope = CallScope(context.call_id, timer=context.timer)
         try:
             result = await self.server.call(self.remote_name, arguments, scope)
         except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:

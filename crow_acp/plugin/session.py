@@ -7,9 +7,13 @@ editor. This is the declared seam; crow_acp.core.session_access.SessionView is c
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+import anyio
 
 from ..events import (
     PLAN_ID,
@@ -203,6 +207,32 @@ class Sandbox:
         return f"sandboxed: {writes}, {'with' if self.network else 'no'} network"
 
 
+class ToolTimer:
+    """The loop's time limit on one tool call, which time spent waiting for the user does not count against
+    (an MCP server's question in the middle of the call): `paused()` stops it, and gives back what was left."""
+
+    def __init__(self, scope: anyio.CancelScope | None = None) -> None:
+        self.scope = scope
+        self._pauses = 0
+        self._left = 0.0
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        if self.scope is None:
+            yield
+            return
+        if self._pauses == 0:  # the first of overlapping waits stops the clock; the last one restarts it
+            self._left = max(self.scope.deadline - anyio.current_time(), 0.0)
+            self.scope.deadline = math.inf
+        self._pauses += 1
+        try:
+            yield
+        finally:
+            self._pauses -= 1
+            if self._pauses == 0:
+                self.scope.deadline = anyio.current_time() + self._left
+
+
 @dataclass
 class ToolContext:
     """What a running tool may use: the session view, and the editor client when one is attached."""
@@ -217,6 +247,8 @@ class ToolContext:
     those, so a symlink swapped in after the check cannot send it elsewhere (None: nothing checked)."""
     sandbox: Sandbox = Sandbox()
     """How a local command of this call runs; unless the permission policy decided otherwise, sandboxed."""
+    timer: ToolTimer = field(default_factory=ToolTimer)
+    """The loop's limit on this call; a tool pauses it while the user answers a question."""
 
 
 class Tool(Protocol):
