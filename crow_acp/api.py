@@ -12,6 +12,7 @@
     ToolCallInfo      one tool call as before_tool / after_tool see it
     SlashCommand      a `/command` the editor offers; OffersCommands: a callback that brings some
     Tool              what the model can call (FunctionTool wraps an async function); ToolContext: what a call gets
+    ToolTimer         a call's time limit (ToolContext.timer): `with context.timer.paused():` while the user answers
     SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/plugin/session.py)
     ToolResult, ToolView, PlanEntry, Usage    the values these pass around (crow_acp/events.py)
 
