@@ -273,11 +273,13 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
-        warned = await sandbox_warning(session_id, self.config.sandbox, self.editor)
-        for notice in config_warnings(session_id, self.config.warnings()) + warned:
+        for notice in config_warnings(session_id, self.config.warnings()):
             await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
             try:
                 await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
             except ConnectionError:  # the editor left right after its answer: nobody to tell
                 pass
+        # Last: the probe may take a while on a busy machine, and nothing above should wait for it.
+        for notice in await sandbox_warning(session_id, self.config.sandbox, self.editor):
+            await self.outbox.emit(notice)
