@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -120,19 +119,11 @@ async def _chosen_session(options: HostOptions) -> str | None:
     """The whole id of the session --session or --continue names (crow/run/resume.py), before the agent starts."""
     if options.session is None and not options.continue_last:
         return None
-    from crow.run.resume import latest_in, resolve_id
-    from crow.startup import store_location
-    from crow_acp.store import StoreError, open_store
+    from crow.run.resume import in_store, latest_in, resolve_id
 
-    store = open_store(options.config)
-    try:
-        if options.continue_last:
-            return await latest_in(store, options.cwd)
-        return await resolve_id(store, options.session or "")
-    except (sqlite3.Error, StoreError) as exc:  # it answered the check a moment ago
-        raise Exit(SETUP, f"the session store failed ({store_location(options.config)}): {exc}") from exc
-    finally:
-        await store.close()
+    if options.continue_last:
+        return await in_store(options.config, lambda store: latest_in(store, options.cwd))
+    return await in_store(options.config, lambda store: resolve_id(store, options.session or ""))
 
 
 def _build_agent(options: HostOptions) -> Any:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from crow.exits import FAILED, USAGE, Exit
+from crow.exits import SETUP, USAGE, Exit
 
 if TYPE_CHECKING:
     from crow_acp.config import Config
@@ -63,22 +63,18 @@ def describe(record: SessionRecord) -> str:
     return printable(f"{record.id} ({title}, {record.cwd}, {when})")
 
 
-def on_store(config: Config, work: Callable[[SessionStore], Awaitable[T]]) -> T:
-    """Run `work` against the store the config names, then close it; a store error is one line."""
-    from crow_acp.store import StoreError, open_store, store_url
+async def in_store(config: Config, work: Callable[[SessionStore], Awaitable[T]]) -> T:
+    """Run `work` against the store the config names, then close it; a store error is one line, status 3."""
+    from crow.startup import store_location
+    from crow_acp.store import StoreError, open_store
 
-    async def run() -> T:
-        store = open_store(config)
-        try:
-            return await work(store)
-        finally:
-            await store.close()
-
+    store = open_store(config)
     try:
-        return asyncio.run(run())
+        return await work(store)
     except (sqlite3.Error, StoreError) as exc:
-        where = store_url(config) or config.db_path
-        raise Exit(FAILED, f"{where}: {' '.join(str(exc).split())}") from exc
+        raise Exit(SETUP, f"the session store failed ({store_location(config)}): {exc}") from exc
+    finally:
+        await store.close()
 
 
 def pick(records: list[SessionRecord], cwd: str, stdin: TextIO, out: TextIO) -> str:
@@ -99,5 +95,5 @@ def pick(records: list[SessionRecord], cwd: str, stdin: TextIO, out: TextIO) -> 
 
 def pick_in(config: Config, cwd: str) -> str:
     """`--resume` without an id: the session the user picks from `cwd`'s latest ones."""
-    records = on_store(config, lambda store: store.list_sessions(cwd, limit=SHOWN))
+    records = asyncio.run(in_store(config, lambda store: store.list_sessions(cwd, limit=SHOWN)))
     return pick(records, cwd, sys.stdin, sys.stderr)

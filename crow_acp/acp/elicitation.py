@@ -40,6 +40,7 @@ from .newer.elicitation import (
     CreateElicitationResponse,
     ElicitationSchema,
 )
+from .update_door import json_rpc
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +58,6 @@ class Answer:
     content: dict[str, Any] | None = None
     note: str | None = None
     """Set when crow, not the user, decided (declined, refused an answer, timed out): the model is told."""
-
-
-def json_rpc(conn: Any) -> Any:
-    """The SDK connection's JSON-RPC door for methods it has no helper for, or None (no editor, or one that
-    is not the SDK's: a MultiAgent's member connection, an in-process test)."""
-    from acp.agent.connection import AgentSideConnection
-
-    return conn._conn if isinstance(conn, AgentSideConnection) else None  # pinned SDK: its only door
 
 
 class EditorQuestions:

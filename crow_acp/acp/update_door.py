@@ -47,10 +47,16 @@ def update_params(session_id: str, update: Any) -> dict[str, Any]:
     return serialize_params(SessionNotification(session_id=session_id, update=update))
 
 
+def json_rpc(conn: Any) -> Any:
+    """The SDK connection's JSON-RPC layer (ids, pending answers, write lock, observers), for messages it has
+    no method for; None for a connection that is not the SDK's (a MultiAgent member's, an in-process test)."""
+    # The SDK (pinned to 0.12) has no public way to send a message it cannot model: this is its only door.
+    return conn._conn if isinstance(conn, AgentSideConnection) else None
+
+
 async def send_update(conn: Any, session_id: str, update: Any) -> None:
     """Send `update` for `session_id` on `conn`: through the SDK, or as its own JSON when it is newer."""
-    if isinstance(update, NewerUpdate | dict) and isinstance(conn, AgentSideConnection):
-        # The SDK (pinned to 0.12) has no public way to send a notification it cannot model.
-        await conn._conn.send_notification(SESSION_UPDATE, update_params(session_id, update))
+    if isinstance(update, NewerUpdate | dict) and (rpc := json_rpc(conn)) is not None:
+        await rpc.send_notification(SESSION_UPDATE, update_params(session_id, update))
         return
     await conn.session_update(session_id=session_id, update=update)
