@@ -10,7 +10,7 @@
     prompt_blocks.py, prompt_input.py, prompt_links.py, prompt_images.py   the editor's prompt as the user message
     mcp_live.py, mcp_prompts.py   MCP servers as the editor sees them; MCP prompts as slash commands
     updates.py, replay.py, connection.py   loop events and stored history as session/update
-    newer.py, update_door.py   ACP shapes newer than the SDK's (schema 1.20+), and the one door they are sent through
+    newer/, update_door.py     ACP shapes newer than the SDK's (schema 1.20+), and the one door they are sent through
     notices.py, warnings.py   notices and compactions as each client sees them; crow's own warnings as notices
     wire.py, schema.py, capabilities.py   the JSON-RPC wire, the SDK's schema, what initialize answers
     directories.py     the directories an editor names for a session, checked before any work

@@ -1,4 +1,4 @@
-"""Questions for the user through the editor: ACP `elicitation/create` (schema 1.21, shapes in newer.py).
+"""Questions for the user through the editor: ACP `elicitation/create` (schema 1.21, shapes in newer/elicitation.py).
 
 EditorQuestions is a session's Elicitor (mcp/elicit.py): an MCP server's question in the middle of
 a tool call reaches the editor scoped to that call, in form mode when the client advertised
