@@ -30,9 +30,12 @@ if what == "report":
     print("to stderr", file=sys.stderr)
     sys.exit(int(os.environ.get("PROBE_STATUS", "0")))
 if what == "wait":
-    signal.signal(signal.SIGUSR1, lambda *_: sys.exit(7))
+    # Held until sigwait takes it: with a handler and pause(), a signal that came between the pid file
+    # and pause() ran no handler, and pause() then waited for ever (CI, under load).
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     open(sys.argv[2], "w").write(str(os.getpid()))
-    signal.pause()
+    signal.sigwait([signal.SIGUSR1])
+    sys.exit(7)
 if what == "die":
     os.kill(os.getpid(), signal.SIGTERM)
 """
