@@ -79,7 +79,8 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
                 "client_capabilities": link.capabilities,
                 "client_features": link.features,
             }
-            helpers[name] = AgentHelper(name, make, lambda: link.conn, initialize)
+            helper = helpers[name] = AgentHelper(name, make, lambda: link.conn, initialize)
+            agent.close_at_shutdown(helper.shutdown)
         return helpers[name]
 
     return CrowCallbacks(begin_session=[delegate_callback(agent, list(settings.agents), resolve)])

@@ -15,7 +15,8 @@ MultiAgent, a bridge) is its base, DrivenFromPython (driven.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from acp.schema import (
@@ -55,6 +56,8 @@ from .session_pool import SessionPool
 from .stored import listed
 from .updates import AcpUpdates
 
+log = logging.getLogger(__name__)
+
 
 class AcpAgent(DrivenFromPython):
     def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
@@ -66,6 +69,7 @@ class AcpAgent(DrivenFromPython):
         self._store = store
         self._owns_store = store is None
         self._background: set[asyncio.Task[Any]] = set()
+        self._closers: list[Callable[[], Awaitable[None]]] = []
         self.models = Models(self.config)
         # Taken over by another process, or opened by another agent of this one: either way, closed here.
         self.leases = Leases(lambda: self.store, self.close_session, self.close_session)
@@ -87,6 +91,11 @@ class AcpAgent(DrivenFromPython):
     def _current_callbacks(self) -> CrowCallbacks:
         """What the collaborators call for the callbacks: set_callbacks may replace them after they are built."""
         return self.callbacks
+
+    def close_at_shutdown(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Call `close` when this agent shuts down: for what its hooks built that outlives a session (the
+        delegate tool's helpers, a foreign helper's process), since `crow serve` outlives the connection."""
+        self._closers.append(close)
 
     def add_observer(self, observer: Observer) -> None:
         self.outbox.observers.append(observer)
@@ -115,6 +124,9 @@ class AcpAgent(DrivenFromPython):
     async def shutdown(self) -> None:
         """Close every session's MCP servers and the model client (the editor closed stdin). Every queued write
         lands and the leases go; a store the caller gave stays open for them."""
+        for failed in await asyncio.gather(*(close() for close in self._closers), return_exceptions=True):
+            if isinstance(failed, BaseException):  # one helper's failure must not keep the others (or us) open
+                log.warning("closing at shutdown failed: %r", failed)
         sessions = await self.open_sessions.release_all()
         for task in list(self._background):  # a title still being asked must not outlive the model client
             task.cancel()

@@ -5,7 +5,9 @@
     agents = ["crow"]      # the helpers it may use, the first by default
     max_depth = 2          # levels of delegation below the editor's session
 
-A helper is a `DelegateTarget`; an `AgentHelper` runs it on an AcpAgent it builds on first use.
+A helper is a `DelegateTarget`; an `AgentHelper` runs it on an AcpAgent it builds on first use, and
+shuts it down when the delegating agent does (AcpAgent.close_at_shutdown: a `crow serve` connection
+that closed takes its helpers' processes and model clients with it).
 "crow" builds a crow sub-agent: the same configuration and store as the delegating agent, its own
 context, the parent's cwd and directories and permission mode (never a more permissive one), and the
 configured MCP servers (not the editor's). A name of `[agents]` builds that ACP agent as a
