@@ -211,8 +211,7 @@ def become(request: dict, launcher: str) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    for number in request.get("ignored", []):  # exec keeps an ignored signal ignored
-        signal.signal(number, signal.SIG_IGN)
+    _emulate_signals(set(request.get("ignored", [])))
     _emulate_start_up(request["env"])
     tempfile.tempdir = None  # computed again from this environment's TMPDIR
     argv = request["args"]
@@ -231,6 +230,19 @@ def become(request: dict, launcher: str) -> None:
         sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
         sys.argv = list(argv)
         runpy.run_path(argv[0], run_name="__main__")
+
+
+def _emulate_signals(ignored: set[int]) -> None:
+    """The dispositions an exec'd interpreter starts with, not the fork server's: the requester's ignored
+    signals stay ignored (exec keeps them), every other one is the default, then Python's own (SIGPIPE and
+    SIGXFSZ ignored, SIGINT a KeyboardInterrupt). A fork server started by a background job ignores SIGINT,
+    and a `crow run` forked from it under a terminal (whose launcher does not) ignored Ctrl-C."""
+    for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+        signal.signal(number, signal.SIG_IGN if number in ignored else signal.SIG_DFL)
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(number, signal.SIG_IGN)
+    if signal.SIGINT not in ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _emulate_start_up(env: dict[str, str]) -> None:
