@@ -335,3 +335,49 @@ async def test_a_silent_member_fails_its_node_after_member_idle(crow_home, tmp_p
         _, again = await ask(conn, tmp_path, "go on", sid)  # a new link, the same member session resumed or not
     assert again.stop_reason == "end_turn" and "ECHO: back" in client.text()
     assert len(models["reviewer"].requests) == 1  # the failed turn handed nothing on
+
+
+@pytest.mark.parametrize("passed", [False, True], ids=["kept", "passed"])
+async def test_the_editors_mcp_servers_reach_a_member_only_when_asked(crow_home, tmp_path, monkeypatch, passed):
+    """crow starts no MCP server for a foreign member's session (nothing in crow would call it); the
+    member gets the editor's servers when `[agents.NAME] mcp_servers = true` says so, never by default."""
+    import sys
+
+    import spawn
+    from acp.schema import McpServerStdio
+    from test_mcp_live import LIVE
+
+    log, starts = tmp_path / "named.jsonl", tmp_path / "starts"
+    agent = GRAPHS.with_name("foreign_acp_agent.py")
+    (crow_home / "config.toml").write_text(
+        f"[agents.helper]\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]\n"
+        f"env = {{ FOREIGN_LOG = {json.dumps(str(log))} }}\nmcp_servers = {json.dumps(passed)}\n"
+    )
+    live = McpServerStdio(name="live", command=spawn.python(), args=[str(LIVE), "--starts", str(starts)], env=[])
+    models = functions(coder=[Reply(text="from config")])
+    async with run_graph(
+        RecordingClient(), "named_member_chain", crow_home, models, monkeypatch, tmp_path / "x"
+    ) as conn:
+        with anyio.fail_after(60):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[live])).session_id
+            assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
+            await conn.close_session(session_id=sid)
+    assert [c["mcp"] for c in calls(log) if c["event"] == "new_session"] == [["live"] if passed else []]
+    assert len(starts.read_text().splitlines()) == 1, "the coder's server only, not one for the member's session"
+
+
+def test_a_member_takes_only_the_mcp_transports_it_advertised():
+    from acp.schema import AgentCapabilities, HttpMcpServer, McpCapabilities, McpServerStdio, SseMcpServer
+
+    from crow_acp.multi.foreign.link import Link
+
+    servers = [
+        McpServerStdio(name="s", command="x", args=[], env=[]),
+        HttpMcpServer(name="h", url="http://127.0.0.1:1/mcp", headers=[], type="http"),
+        SseMcpServer(name="e", url="http://127.0.0.1:1/sse", headers=[], type="sse"),
+    ]
+    link = Link("m", deliver=None)  # type: ignore[arg-type]
+    link.capabilities = AgentCapabilities()
+    assert [s.name for s in link.servers_taken(servers)] == ["s"]
+    link.capabilities = AgentCapabilities(mcp_capabilities=McpCapabilities(http=True))
+    assert [s.name for s in link.servers_taken(servers)] == ["s", "h"]

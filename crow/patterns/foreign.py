@@ -16,19 +16,26 @@ from crow_acp.store import SessionStore
 
 
 def acp_member(
-    command: list[str], *, name: str, env: dict[str, str] | None = None, cwd: str | None = None
+    command: list[str],
+    *,
+    name: str,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    mcp_servers: bool = False,
 ) -> ForeignAgent:
-    """A stdio ACP agent crow starts (under the guard that kills it with crow) as a member named `name`."""
+    """A stdio ACP agent crow starts (under the guard that kills it with crow) as a member named `name`;
+    `mcp_servers`: pass it the MCP servers the editor gave the session."""
     if not command or not all(isinstance(part, str) and part for part in command):
         raise ValueError("acp_member() needs a command as a non-empty list of strings, e.g. ['codex-acp']")
-    return ForeignAgent(StdioTarget(list(command), dict(env or {}), cwd), name=name)
+    return ForeignAgent(StdioTarget(list(command), dict(env or {}), cwd, mcp_servers), name=name)
 
 
-def remote_member(url: str, *, name: str, token: str | None = None) -> ForeignAgent:
-    """A `crow serve` (or any ACP agent) over WebSocket at `url` (ws:// or wss://…/acp), with a bearer token."""
+def remote_member(url: str, *, name: str, token: str | None = None, mcp_servers: bool = False) -> ForeignAgent:
+    """A `crow serve` (or any ACP agent) over WebSocket at `url` (ws:// or wss://…/acp), with a bearer token;
+    `mcp_servers` as for acp_member."""
     if not url.startswith(("ws://", "wss://")):
         raise ValueError(f"remote_member() needs a ws:// or wss:// URL, got {url!r}")
-    return ForeignAgent(RemoteTarget(url, token), name=name)
+    return ForeignAgent(RemoteTarget(url, token, mcp_servers), name=name)
 
 
 def member(name: str, config: Config | None = None) -> ForeignAgent:

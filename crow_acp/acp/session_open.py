@@ -78,6 +78,9 @@ class SessionOpener:
         self.editor = editor
         self._spawn = spawn
         self._prewarmed = False
+        self.runs_tools = True
+        """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP
+        servers in crow, which nothing would call."""
 
     async def new(
         self,
@@ -240,7 +243,8 @@ class SessionOpener:
         from ..editor.sandbox import server_prefix
 
         confine = functools.partial(server_prefix, self.config.sandbox, cwd=session.cwd)
-        session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers, confine))  # in the background
+        if self.runs_tools:
+            session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers, confine))  # in the background
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go

@@ -129,6 +129,8 @@ class AgentConfig(Section):
     """A `crow serve` (or any ACP agent) over WebSocket: ws://host:port/acp or wss://…."""
     token_env: str | None = Field(None, min_length=1)
     """The environment variable that holds the bearer token of `url`."""
+    mcp_servers: bool = False
+    """Pass it the MCP servers the editor gave the session (their env and headers may hold secrets)."""
 
     @field_validator("url")
     @classmethod

@@ -73,11 +73,11 @@ class Member:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> Any:
         sid = f"member-{uuid.uuid4().hex[:8]}"
-        note("new_session", session=sid, cwd=cwd)
+        note("new_session", session=sid, cwd=cwd, mcp=[server.name for server in mcp_servers or []])
         return NewSessionResponse(session_id=sid)
 
     async def resume_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> Any:
-        note("resume_session", session=session_id)
+        note("resume_session", session=session_id, mcp=[server.name for server in mcp_servers or []])
         return ResumeSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:

@@ -19,11 +19,11 @@ def declared_agent(
     ConfigError naming it."""
     target: Target
     if settings.command is not None:
-        target = StdioTarget(list(settings.command), dict(settings.env))
+        target = StdioTarget(list(settings.command), dict(settings.env), mcp_servers=settings.mcp_servers)
     else:
         assert settings.url is not None  # AgentConfig holds exactly one of command and url
         token = os.environ.get(settings.token_env) if settings.token_env else None
         if settings.token_env and not token:
             raise ConfigError(f"[agents.{name}]: the token variable {settings.token_env} is not set")
-        target = RemoteTarget(settings.url, token)
+        target = RemoteTarget(settings.url, token, settings.mcp_servers)
     return ForeignAgent(target, name=name, config=config, store=store)

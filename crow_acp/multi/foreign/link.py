@@ -30,6 +30,9 @@ class StdioTarget:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     """Where it starts; None: the session's cwd."""
+    mcp_servers: bool = False
+    """Pass it the MCP servers the editor gave the session (a foreign agent is untrusted, and their env and
+    headers may hold secrets, so only when asked)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class RemoteTarget:
 
     url: str
     token: str | None = None
+    mcp_servers: bool = False
+    """As StdioTarget.mcp_servers."""
 
 
 Target = StdioTarget | RemoteTarget
@@ -73,6 +78,25 @@ class Link:
             inner = await create_websocket_stream(target.url, headers=headers)
         self._transport = UpdateGate(inner, self._on_update)
         self.conn = connect_to_agent(client, self._transport)
+
+    def servers_taken(self, servers: list[Any]) -> list[Any]:
+        """Of the editor's MCP servers, those the member takes: stdio always, http and sse when it advertised them."""
+        from acp.schema import HttpMcpServer, SseMcpServer
+
+        caps = self.capabilities.mcp_capabilities if self.capabilities is not None else None
+        taken = [
+            server
+            for server in servers
+            if not isinstance(server, HttpMcpServer | SseMcpServer)
+            or bool(caps and (caps.http if isinstance(server, HttpMcpServer) else caps.sse))
+        ]
+        if len(taken) < len(servers):
+            log.info(
+                "member %s: %d MCP server(s) left out (a transport it did not advertise)",
+                self.name,
+                len(servers) - len(taken),
+            )
+        return taken
 
     async def failure(self) -> str:
         """Why the link ended, as the failed turn says it."""

@@ -33,6 +33,7 @@ class ForeignAgent(AcpAgent):
         super().__init__(config, store, name=name)
         self.target = target
         self.models.use(NoModel(name))
+        self.opener.runs_tools = False  # the member has tools of its own (and the editor's, if target.mcp_servers)
         self.turns = RelayTurns(self, self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
         self._link: Link | None = None
         self._opening = asyncio.Lock()
@@ -42,6 +43,13 @@ class ForeignAgent(AcpAgent):
         if self._link is not None:
             await self._link.close()
         await super().shutdown()
+
+    def editor_servers(self, session: Session, link: Link) -> list[Any]:
+        """The MCP servers the editor gave `session`, when the target asks to pass them on."""
+        if not self.target.mcp_servers:
+            return []
+        opening = self.open_sessions.pool.open.get(session.id)
+        return link.servers_taken(opening.mcp_servers if opening is not None else [])
 
     async def link(self, session: Session) -> Link:
         """The live link, (re)started when there is none or it ended."""

@@ -53,6 +53,7 @@ class TurnHost(Protocol):
     editor: EditorLink
 
     async def link(self, session: Session) -> Link: ...
+    def editor_servers(self, session: Session, link: Link) -> list[Any]: ...
     def open_turn(self, sid: str) -> TurnText: ...
     def close_turn(self, sid: str) -> None: ...
 
@@ -178,7 +179,8 @@ class RelayTurns(TurnRunner):
     async def _open_session(self, link: Link, session: Session, known: Any) -> str:
         if isinstance(known, str) and await self._reopen(link, session, known):
             return known
-        answer = await link.conn.new_session(cwd=session.cwd, mcp_servers=[])
+        servers = self._agent.editor_servers(session, link)
+        answer = await link.conn.new_session(cwd=session.cwd, mcp_servers=servers)
         if isinstance(known, str):
             await self._say(session, f"{self._agent.name} cannot resume its earlier session: it starts afresh.")
         return str(answer.session_id)
@@ -192,11 +194,12 @@ class RelayTurns(TurnRunner):
         if not (resume or load):
             return False
         link.sessions[known] = session.id
+        servers = self._agent.editor_servers(session, link)
         try:
             if resume:
-                await link.conn.resume_session(cwd=session.cwd, session_id=known, mcp_servers=[])
+                await link.conn.resume_session(cwd=session.cwd, session_id=known, mcp_servers=servers)
             else:
-                await link.conn.load_session(cwd=session.cwd, session_id=known, mcp_servers=[])
+                await link.conn.load_session(cwd=session.cwd, session_id=known, mcp_servers=servers)
         except RequestError as exc:
             log.warning("member %s refused to reopen session %s: %s", self._agent.name, known, exc)
             del link.sessions[known]
