@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from forkserver import interpreter_env, receive
+from launch import ignored_signals
 
 FORKSERVER = Path(__file__).resolve().parent / "forkserver.py"
 LAUNCHER = Path(__file__).resolve().parent / "launch.py"
@@ -85,11 +86,12 @@ class ForkedProcess:
         stdout_r, stdout_w = os.pipe()
         reply = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         reply.setblocking(False)
-        request = json.dumps({"args": ["-m", "crow", *args], "env": env, "cwd": cwd}).encode()
+        # The signals this process ignores stay ignored in a process it execs, so in the fork too.
+        request = json.dumps({"args": ["-m", "crow", *args], "env": env, "cwd": cwd, "ignored": ignored_signals()})
         try:
             await asyncio.get_running_loop().sock_connect(reply, server)
             fds = array.array("i", [stdin_r, stdout_w, 2])
-            reply.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            reply.sendmsg([request.encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
         finally:
             os.close(stdin_r), os.close(stdout_w)
         message, fds = await _receive(reply)
