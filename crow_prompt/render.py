@@ -27,10 +27,10 @@ def default_source() -> str:
 
 def check(source: str, label: str, known: Iterable[str]) -> None:
     """Fail on syntax errors and on top-level variables the renderer will not supply."""
-    from jinja2 import TemplateSyntaxError, meta
+    from jinja2 import TemplateSyntaxError
 
     try:
-        unknown = meta.find_undeclared_variables(_environment().parse(source)) - set(known)
+        unknown = _parsed(source)[1] - set(known)
     except TemplateSyntaxError as exc:
         raise PromptTemplateError(f"{label}, line {exc.lineno}: {exc.message}") from exc
     if unknown:
@@ -40,13 +40,11 @@ def check(source: str, label: str, known: Iterable[str]) -> None:
 
 def render(source: str, variables: dict[str, Any], label: str) -> str:
     """Render `source` with StrictUndefined; PromptTemplateError says where and what went wrong."""
-    from jinja2 import TemplateError, TemplateSyntaxError
+    from jinja2 import TemplateError
 
     check(source, label, variables)
     try:
-        return _compile(source).render(variables).strip() + "\n"
-    except TemplateSyntaxError as exc:
-        raise PromptTemplateError(f"{label}, line {exc.lineno}: {exc.message}") from exc
+        return _parsed(source)[0].render(variables).strip() + "\n"
     except TemplateError as exc:
         raise PromptTemplateError(f"{label}{_line(exc)}: {exc}") from exc
 
@@ -57,8 +55,14 @@ def _line(exc: BaseException) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _compile(source: str) -> jinja2.Template:
-    return _environment().from_string(source)
+def _parsed(source: str) -> tuple[jinja2.Template, frozenset[str]]:
+    """The template and its top-level variables, from one parse: every session renders the prompt again."""
+    from jinja2 import meta
+
+    environment = _environment()
+    tree = environment.parse(source)
+    variables = frozenset(meta.find_undeclared_variables(tree))  # before compiling, which may rewrite the tree
+    return environment.from_string(tree), variables
 
 
 @functools.cache
