@@ -4,7 +4,7 @@ The SDK's `session_update` validates its update against its own union (schema 1.
 serializes it by that union's schema: a `notice`, a `compaction_update`, a `plan_update`, or a
 `tool_call` with its `name` (1.22) would be refused or lose its newer fields. Such an update is a
 pydantic model that also derives from `NewerUpdate` (newer/ declares them, aliased as the spec
-names them), or a dict already in the spec's JSON (newer/subagents.py); `send_update` writes it as
+names them); `send_update` writes it as
 the notification the SDK would have written, serialized by its own class, on the SDK's connection
 (same transport and order as every other message, and its observers see it). Any other update goes
 through the SDK as before.
@@ -42,8 +42,6 @@ def update_params(session_id: str, update: Any) -> dict[str, Any]:
     """The params of the session/update notification carrying `update`, as JSON values."""
     if isinstance(update, NewerUpdate) and isinstance(update, BaseModel):
         return {"sessionId": session_id, "update": serialize_params(update)}
-    if isinstance(update, dict):  # a newer shape already as JSON (newer/subagents.py)
-        return {"sessionId": session_id, "update": update}
     return serialize_params(SessionNotification(session_id=session_id, update=update))
 
 
@@ -56,7 +54,7 @@ def json_rpc(conn: Any) -> Any:
 
 async def send_update(conn: Any, session_id: str, update: Any) -> None:
     """Send `update` for `session_id` on `conn`: through the SDK, or as its own JSON when it is newer."""
-    if isinstance(update, NewerUpdate | dict) and (rpc := json_rpc(conn)) is not None:
+    if isinstance(update, NewerUpdate) and (rpc := json_rpc(conn)) is not None:
         await rpc.send_notification(SESSION_UPDATE, update_params(session_id, update))
         return
     await conn.session_update(session_id=session_id, update=update)

@@ -47,11 +47,11 @@ class Delegation:
 
 
 async def push(conn: Any, session_id: str, update: Any) -> None:
-    """An update upstream: a dict of a newer shape goes out raw, unless upstream is a helper's connection."""
-    if isinstance(update, dict) and not isinstance(conn, ChildConnection):
-        await send_update(conn, session_id, update)
-    else:
+    """An update upstream: through the update door (newer shapes too), or to a helper's connection as it is."""
+    if isinstance(conn, ChildConnection):
         await conn.session_update(session_id=session_id, update=update)
+    else:
+        await send_update(conn, session_id, update)
 
 
 class ChildConnection:

@@ -16,14 +16,21 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
+from ..acp.newer.subagents import (
+    SessionMessage,
+    SubagentUpdate,
+    idle_state,
+    running_state,
+    session_message,
+    subagent_update,
+)
 from .graph import Graph
 
 SendTo = Callable[[str, Any], Awaitable[None]]
-"""`send(session_id, update)`: an SDK update model, or a dict of a shape newer than the SDK."""
+"""`send(session_id, update)`: an SDK update model, or a newer one (acp/newer/)."""
 
 
-def announcements(graph: Graph) -> list[dict[str, Any]]:
+def announcements(graph: Graph) -> list[SubagentUpdate]:
     """The `subagent_update`s that make every non-entry member a child of the editor's session."""
     return [
         subagent_update(sid, title=name, description=f"{name}, a member of this multi-agent session")
@@ -32,7 +39,7 @@ def announcements(graph: Graph) -> list[dict[str, Any]]:
     ]
 
 
-def handoff_message(graph: Graph, source: str, target: str, text: str, message_id: str) -> tuple[str, dict[str, Any]]:
+def handoff_message(graph: Graph, source: str, target: str, text: str, message_id: str) -> tuple[str, SessionMessage]:
     """(session it goes on, `session_message`) for `text` handed from `source` ("": the run itself) to `target`."""
     sender = graph.sessions.get(source, graph.editor_sid)
     recipient = graph.sessions[target]

@@ -111,8 +111,8 @@ def is_child(graph: Graph, name: str) -> bool:
 
 
 def kind_of(update: Any) -> str:
-    """An update's `sessionUpdate`: an SDK model, or a dict of a newer shape."""
-    return str(update.get("sessionUpdate")) if isinstance(update, dict) else update.session_update
+    """An update's `sessionUpdate`: an SDK model, or a newer one (acp/newer/)."""
+    return str(update.session_update)
 
 
 def routed(graph: Graph, name: str, update: Any) -> list[tuple[str, Any]]:
