@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -60,6 +61,32 @@ class Answer:
     """Set when crow, not the user, decided (declined, refused an answer, timed out): the model is told."""
 
 
+@dataclass(frozen=True)
+class QuestionRoute:
+    """Where a session's question goes: the editor connection's JSON-RPC layer, and the session and tool call
+    ids the editor knows (a member's or a helper's own, or the ones they are shown under)."""
+
+    rpc: Any
+    session_id: str
+    tool_call_id: str | None
+
+
+class RoutesQuestions(ABC):
+    """A connection that is not the editor's own but can put its sessions' questions to the editor: a
+    MultiAgent member's (multi/conn.py), a delegate helper's (multi/child_conn.py)."""
+
+    @abstractmethod
+    def question_route(self, session_id: str, tool_call_id: str | None) -> QuestionRoute | None: ...
+
+
+def route_of(conn: Any, session_id: str, tool_call_id: str | None) -> QuestionRoute | None:
+    """How `conn` reaches the editor with a question of `session_id`; None: it cannot."""
+    if isinstance(conn, RoutesQuestions):
+        return conn.question_route(session_id, tool_call_id)
+    rpc = json_rpc(conn)
+    return QuestionRoute(rpc, session_id, tool_call_id) if rpc is not None else None
+
+
 class EditorQuestions:
     """One session's questions for its user."""
 
@@ -70,7 +97,7 @@ class EditorQuestions:
     def can_ask(self, mode: Literal["form", "url"]) -> bool:
         features = self.editor.features
         advertised = features.elicitation_form if mode == "form" else features.elicitation_url
-        return advertised and json_rpc(self.editor.conn) is not None
+        return advertised and route_of(self.editor.conn, self.session_id, None) is not None
 
     # The Elicitor of the session's MCP servers
     async def elicit(self, server: str, params: Any, scope: CallScope | None) -> Any:
@@ -87,9 +114,9 @@ class EditorQuestions:
 
     async def completed(self, server: str, elicitation_id: str) -> None:
         editor_id = self._urls.pop((server, elicitation_id), None)
-        if editor_id is not None and (rpc := json_rpc(self.editor.conn)) is not None:
+        if editor_id is not None and (route := route_of(self.editor.conn, self.session_id, None)) is not None:
             notice = CompleteElicitationNotification(elicitation_id=editor_id)
-            await rpc.send_notification(ELICITATION_COMPLETE, notice.wire())
+            await route.rpc.send_notification(ELICITATION_COMPLETE, notice.wire())
 
     async def _server_question(self, server: str, params: Any, call_id: str | None) -> Answer:
         asked = f"The MCP server {server!r} asked for input"
@@ -117,15 +144,20 @@ class EditorQuestions:
 
     async def ask(self, request: CreateElicitationRequest) -> Answer:
         """Ask the editor (its tool call `pending` meanwhile) and check the answer; cancelled with the caller."""
-        rpc = json_rpc(self.editor.conn)
-        assert rpc is not None  # the callers checked can_ask
         call_id = request.tool_call_id
+        route = route_of(self.editor.conn, self.session_id, call_id)
+        if route is None:  # the editor went away since can_ask
+            return Answer(
+                "cancel", note="The editor could not ask the user (no connection); the question was cancelled."
+            )
+        shown = request.model_copy(update={"session_id": route.session_id, "tool_call_id": route.tool_call_id})
+        rpc = route.rpc
         if call_id is not None:
             await self._emit(ToolCallWaiting(self.session_id, call_id, request.message))
         request_id = rpc._next_request_id  # what send_request takes before its first await (pinned SDK)
         try:
             async with asyncio.timeout(self.timeout):
-                raw = await rpc.send_request(ELICITATION_CREATE, request.wire())
+                raw = await rpc.send_request(ELICITATION_CREATE, shown.wire())
         except TimeoutError:
             await withdraw(rpc, request_id)
             late = f"The user did not answer within {self.timeout:g} s; the question was cancelled."

@@ -19,6 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
 from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
 from ..acp.update_door import send_update
 from ..policy.modes import Mode
@@ -54,7 +55,7 @@ async def push(conn: Any, session_id: str, update: Any) -> None:
         await send_update(conn, session_id, update)
 
 
-class ChildConnection:
+class ChildConnection(RoutesQuestions):
     def __init__(self, upstream: Any) -> None:
         self.upstream = upstream
         self._children: dict[str, Delegation] = {}
@@ -85,8 +86,6 @@ class ChildConnection:
             if kind_of(update) not in CHILD_DROPPED:
                 await push(self.upstream, session_id, update)
             return
-        if isinstance(update, dict):  # a nested child's announcement or message: not shown without child sessions
-            return
         if update.session_update == "agent_message_chunk" and update.content.type == "text":
             delegation.said.append(update.content.text)
         elif update.session_update == "tool_call":
@@ -105,6 +104,17 @@ class ChildConnection:
         return await self.upstream.request_permission(
             session_id=session_id, tool_call=tool_call, options=options, **kwargs
         )
+
+    def question_route(self, session_id: str, tool_call_id: str | None) -> QuestionRoute | None:
+        """A helper's question (elicitation) goes where its work is shown: on its child session, or on the
+        parent's under the delegate call (as its permission questions do)."""
+        delegation = self._children.get(session_id)
+        if delegation is None:
+            return None
+        if delegation.subagents:
+            parent = route_of(self.upstream, delegation.parent_sid, None)
+            return QuestionRoute(parent.rpc, session_id, tool_call_id) if parent is not None else None
+        return route_of(self.upstream, delegation.parent_sid, delegation.call_id)  # the call the editor knows
 
     # fs/* and terminal/*: the same request, for the parent's session id.
     async def read_text_file(self, **kwargs: Any) -> Any:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import text_block
 
+from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
 from ..acp.updates import LastPlans, event_update, replay_updates
 from ..events import ActivityReported
 from .children import announcements, handoff_message
@@ -49,7 +50,7 @@ class GraphHost(Protocol):
     async def deliver(self, name: str, session_id: str, update: Any) -> None: ...
 
 
-class MemberConnection:
+class MemberConnection(RoutesQuestions):
     """The editor connection as one member agent sees it (outgoing calls only)."""
 
     def __init__(self, multi: GraphHost, name: str) -> None:
@@ -67,6 +68,17 @@ class MemberConnection:
         return await self._multi.conn.request_permission(
             session_id=session_id, tool_call=tool_call, options=options, **kwargs
         )
+
+    def question_route(self, session_id: str, tool_call_id: str | None) -> QuestionRoute | None:
+        """A member's question (elicitation) goes where its tool calls are shown: on its child session, or
+        on the editor's with the attributed call id."""
+        graph = self._multi.graph_of(session_id)
+        if graph is None:
+            return None
+        if is_child(graph, self._name):
+            return route_of(self._multi.conn, graph.sessions[self._name], tool_call_id)
+        shown = attributed_id(graph, self._name, tool_call_id) if tool_call_id is not None else None
+        return route_of(self._multi.conn, graph.editor_sid, shown)
 
     # fs/* and terminal/*: the same request, for the editor's session id.
     async def read_text_file(self, **kwargs: Any) -> Any:
@@ -128,8 +140,6 @@ def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
     kind = kind_of(update)
     if kind in ENTRY_ONLY and name != graph.entry_name:
         return []
-    if isinstance(update, dict):  # a shape newer than the SDK's: passed on as it is
-        return [update]
     if kind == "agent_message_chunk" and graph.labelled and (name, update.message_id) not in graph.headed:
         graph.headed.add((name, update.message_id))
         return [update.model_copy(update={"content": text_block(f"\n\n**{name}:** ")}), update]
@@ -138,10 +148,15 @@ def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
     return [update]
 
 
+def attributed_id(graph: Graph, name: str, tool_call_id: str) -> str:
+    """A member's tool call id in the editor's flattened session: two models may both number theirs call_1."""
+    return tool_call_id if name == graph.entry_name else f"{name}/{tool_call_id}"
+
+
 def attribute_tool(graph: Graph, name: str, call: Any) -> Any:
     changes: dict[str, Any] = {}
     if name != graph.entry_name:
-        changes["tool_call_id"] = f"{name}/{call.tool_call_id}"
+        changes["tool_call_id"] = attributed_id(graph, name, call.tool_call_id)
     if graph.labelled and call.title:
         changes["title"] = f"{name}: {call.title}"
     return call.model_copy(update=changes) if changes else call
