@@ -258,3 +258,32 @@ async def test_without_the_editors_terminal_the_member_is_not_offered_one(crow_h
     [init] = [c for c in calls(place.base / "member.jsonl") if c["event"] == "initialize"]
     assert init["terminal"] is False
     assert "TERM REFUSED:Method not found" in shown and client.called("create_terminal") == []
+
+
+async def test_a_foreign_delegate_helpers_command_runs_sandboxed_too(tmp_path):
+    """The `delegate` tool's helper from [agents.NAME] (crow acp over stdio, the editor a real client): its
+    terminal/create reaches the editor for the parent's session, as the same sandboxed line."""
+    import sys
+
+    from editor_support import drive, results
+
+    from crow_acp.testing import ToolCall
+
+    place = Place()
+    home = tmp_path / "home"
+    home.mkdir()
+    member = json.dumps([sys.executable, str(GRAPHS.with_name("foreign_acp_agent.py"))])
+    (home / "config.toml").write_text(
+        '[delegate]\nenabled = true\nagents = ["crow", "helper"]\n[permissions]\ndefault_mode = "auto"\n'
+        f"[agents.helper]\ncommand = {member}\n"
+    )
+    task = term("touch made; touch ../outside/escaped; echo helped")
+    client = EditorClient()
+    call = ToolCall("delegate", {"task": task, "agent": "helper"}, id="call_d")
+    _, model = await drive(client, tmp_path, place.work, [call], capabilities=EDITOR_CAPS)
+    [created] = client.called("create_terminal")
+    line = created["args"][2:]
+    assert line[4] == "bwrap" and line[-6] == "--" and line[-1].startswith("touch made;")
+    assert "TERM EXIT:0 OUTPUT:" in results(model)["call_d"] and "helped" in results(model)["call_d"]
+    assert (place.work / "made").exists() and not (place.outside / "escaped").exists()
+    assert client.permission_requests == [] and client.terminals == {}
