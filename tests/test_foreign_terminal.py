@@ -108,6 +108,38 @@ async def test_plan_mode_runs_in_the_read_only_sandbox_without_asking(crow_home,
     assert client.permission_requests == [] and len(client.called("create_terminal")) == 2
 
 
+@pytest.mark.parametrize("mode", ["plan", "auto"])
+async def test_where_the_sandbox_cannot_run_plan_refuses_and_auto_asks(crow_home, monkeypatch, mode):
+    """Nothing runs outside the sandbox without a question (but in full access): with the sandbox disabled, auto
+    asks, saying the command would run outside it (rejected here: nothing runs); plan refuses unasked."""
+    place = Place()
+    client = EditorClient(permission="reject_once")
+    off = "[sandbox]\nenabled = false\n"
+    shown = await run_member(crow_home, place, monkeypatch, client, [term("touch made")], mode=mode, config=off)
+    assert "TERM REFUSED:" in shown and client.called("create_terminal") == [] and not (place.work / "made").exists()
+    if mode == "plan":
+        assert "only in the read-only sandbox" in shown and client.permission_requests == []
+    else:
+        [(question, _)] = client.permission_requests
+        assert "outside the sandbox: the sandbox is disabled" in question.title
+
+
+async def test_without_bubblewrap_on_the_editors_machine_it_fails_visibly_then_asks(crow_home, monkeypatch):
+    place = Place()
+    bin_dir = place.base / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "sh", "env", "touch", "echo"):
+        if found := shutil.which(tool):
+            (bin_dir / tool).symlink_to(found)
+    client = EditorClient(terminal_env={"PATH": str(bin_dir)}, permission="reject_once")
+    words = [term("touch first"), term("touch second")]
+    shown = await run_member(crow_home, place, monkeypatch, client, words)
+    assert "TERM EXIT:125 OUTPUT:crow: bubblewrap (bwrap) is not installed on this machine" in shown
+    assert len(client.called("create_terminal")) == 1 and not (place.work / "first").exists()
+    [(question, _)] = client.permission_requests  # the second asked, saying it would run outside the sandbox
+    assert "touch second" in question.title and "outside the sandbox: the editor's machine cannot" in question.title
+
+
 @pytest.mark.parametrize("mode", ["ask", "accept_edits", "auto", "plan", "full_access"])
 async def test_a_deny_rule_refuses_the_members_command_in_every_mode(crow_home, monkeypatch, mode):
     place = Place()

@@ -15,6 +15,8 @@ crow's own `run_command` goes (editor/terminal.py `in_terminal`), under the same
 - Permission is crow's own gate (policy/permissions.py), as if the model had called run_command with that line:
   deny rules, modes, remembered answers, whether the sandbox can run. Plan mode runs it only in the read-only
   sandbox: where that cannot run, the command is refused (crow's own would ask).
+- A terminal whose output shows the sandbox did not start on the editor's machine (no bwrap there) makes the
+  session's later commands ask, as crow's own do; plan mode then refuses them.
 - A member reaches only the terminals it created through this link, for the session that created them, while
   that session's turn runs; at most MAX_LIVE at once. A terminal outlives neither the member's turn (whatever
   ended it: the reply, a cancel, a crash) nor its link: crow kills and releases whatever is left.
@@ -39,7 +41,7 @@ from ...core.session import Session
 from ...core.turn import PendingCall
 from ...editor.paths import Workspace
 from ...editor.terminal import CLIENT_OUTPUT_BYTES, QUIET_ENV, SHELL, terminal_tools, unset_keys
-from ...editor.terminal_sandbox import terminal_argv
+from ...editor.terminal_sandbox import did_not_start, mark_unavailable, terminal_argv
 from ...errors import ToolError
 from ...events import ToolView
 from ...policy.modes import current_mode
@@ -141,8 +143,14 @@ class MemberTerminals:
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def output(self, session_id: str, terminal_id: str) -> Any:
+        """Its output; one that shows the sandbox did not start on the editor's machine makes every later
+        command of the session ask (as crow's own do: terminal_sandbox.py), or plan mode refuse it."""
         sid = self._owner(session_id, terminal_id)
-        return await self._busy(sid, self._editor.conn.terminal_output(session_id=sid, terminal_id=terminal_id))
+        answer = await self._busy(sid, self._editor.conn.terminal_output(session_id=sid, terminal_id=terminal_id))
+        status = answer.exit_status if answer is not None else None
+        if status is not None and (why := did_not_start(answer.output, status.exit_code)):
+            mark_unavailable(self._session(sid).client, why)
+        return answer
 
     async def wait_for_exit(self, session_id: str, terminal_id: str) -> Any:
         sid = self._owner(session_id, terminal_id)
