@@ -136,7 +136,9 @@ class EditorClient(RecordingClient):
 
     async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> None:
         self.calls.append(("release_terminal", {"terminal_id": terminal_id}))
-        self._kill(self.terminals.pop(terminal_id))
+        terminal = self.terminals.pop(terminal_id)
+        self._kill(terminal)
+        await terminal.process.wait()  # reaped here: not by the garbage collector after the test's loop closed
 
     @staticmethod
     def _kill(terminal: Terminal) -> None:

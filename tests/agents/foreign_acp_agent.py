@@ -9,6 +9,11 @@ What it does depends on the prompt's first word:
     BIG       writes a line over crow's size limit, then replies
     GARBAGE   writes a line that is not JSON
     READ p    fs/read_text_file of p; WRITE p: fs/write_text_file of p; each replies what came of it
+    TERM {json}  terminal/create (command, args, cwd, env, limit), waits for its exit, reads its output and
+              releases it: replies TERM EXIT:<code> OUTPUT:<output>, or TERM REFUSED:<error>
+    TERMS n   creates n terminals running `sleep 30`, replies how many it got and why the next was refused
+    TERMPEEK id  terminal/output of a terminal id it did not create: replies PEEKED:<output> or PEEK REFUSED:<error>
+    TERMLEAVE then CRASH or HANG   a terminal running `sleep 300` left live, then crashes or hangs
     anything else: replies "ECHO: <prompt>"
 $FOREIGN_RESUME=1 advertises session/resume; $FOREIGN_STUBBORN=1 ignores its stdin closing and SIGTERM.
 Each call is appended as a JSON line to $FOREIGN_LOG.
@@ -28,6 +33,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, run_agent, text_block, update_agent_message
 from acp.schema import (
     AgentCapabilities,
+    EnvVariable,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
@@ -65,7 +71,8 @@ class Member:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any) -> Any:
-        note("initialize", fs=client_capabilities.fs.model_dump() if client_capabilities else None)
+        caps = client_capabilities
+        note("initialize", fs=caps.fs.model_dump() if caps else None, terminal=bool(caps and caps.terminal))
         sessions = SessionCapabilities(resume=SessionResumeCapabilities()) if os.environ.get("FOREIGN_RESUME") else None
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION, agent_capabilities=AgentCapabilities(session_capabilities=sessions)
@@ -123,6 +130,52 @@ class Member:
         except Exception as exc:  # the client's refusal is what the test looks for
             await self.say(sid, f"WRITE REFUSED:{exc}")
         return "end_turn"
+
+    async def do_term(self, sid: str, rest: str) -> str:
+        spec = json.loads(rest)
+        env = [EnvVariable(name=k, value=v) for k, v in spec.get("env", {}).items()]
+        try:
+            made = await self.conn.create_terminal(
+                session_id=sid, command=spec["command"], args=spec.get("args"), cwd=spec.get("cwd"), env=env,
+                output_byte_limit=spec.get("limit"),
+            )  # fmt: skip
+            note("terminal", session=sid, terminal=made.terminal_id)
+            ended = await self.conn.wait_for_terminal_exit(session_id=sid, terminal_id=made.terminal_id)
+            out = await self.conn.terminal_output(session_id=sid, terminal_id=made.terminal_id)
+            await self.conn.release_terminal(session_id=sid, terminal_id=made.terminal_id)
+        except Exception as exc:  # the client's refusal is what the test looks for
+            await self.say(sid, f"TERM REFUSED:{exc} {getattr(exc, 'data', '')}")
+            return "end_turn"
+        await self.say(sid, f"TERM EXIT:{ended.exit_code} OUTPUT:{out.output}")
+        return "end_turn"
+
+    async def do_terms(self, sid: str, rest: str) -> str:
+        made: list[str] = []
+        refusal = ""
+        for _ in range(int(rest)):
+            try:
+                terminal = await self.conn.create_terminal(session_id=sid, command="sleep 30")
+                made.append(terminal.terminal_id)
+            except Exception as exc:  # the refusal is what the test looks for
+                refusal = str(exc)
+                break
+        for terminal_id in made:
+            await self.conn.release_terminal(session_id=sid, terminal_id=terminal_id)
+        await self.say(sid, f"MADE:{len(made)} REFUSED:{refusal}")
+        return "end_turn"
+
+    async def do_termpeek(self, sid: str, rest: str) -> str:
+        try:
+            out = await self.conn.terminal_output(session_id=sid, terminal_id=rest)
+            await self.say(sid, f"PEEKED:{out.output}")
+        except Exception as exc:  # the refusal is what the test looks for
+            await self.say(sid, f"PEEK REFUSED:{exc}")
+        return "end_turn"
+
+    async def do_termleave(self, sid: str, rest: str) -> str:
+        made = await self.conn.create_terminal(session_id=sid, command="sleep 300")
+        note("terminal", session=sid, terminal=made.terminal_id)
+        return await getattr(self, f"do_{rest.strip().lower()}")(sid, "")
 
     async def do_hang(self, sid: str, rest: str) -> str:
         await self.say(sid, "HANGING")

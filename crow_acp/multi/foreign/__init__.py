@@ -3,6 +3,7 @@
     member.py   ForeignAgent: an AcpAgent whose turns are relayed to the foreign agent
     link.py     one live connection to it: initialize, its sessions, where its updates go
     client.py   what crow answers it: permission questions (fail-closed), fs/* and terminal/*
+    terminals.py its terminal/*: the editor's terminals, in crow's sandbox, under crow's permission decision
     wire.py     the untrusted wire: malformed JSON-RPC ends the link, updates one at a time
     process.py  a stdio agent started under the MCP guard (it dies with crow), stderr to crow.log
     declared.py the ForeignAgent an [agents.NAME] table declares (graphs' member(NAME), delegate helpers)

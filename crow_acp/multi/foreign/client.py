@@ -10,7 +10,10 @@
   foreign member, a delegate's helper too, is never more permissive than its parent); in plan mode a
   question whose kind is not read-only (PLAN_KINDS: an edit, a command, "other", none) and every fs
   write are refused without asking, as crow's own changing tools are.
-- terminal/*: not offered (the member runs its commands itself, under its own permission questions).
+- terminal/*: offered only when the editor offers terminals, and served by terminals.py: the member's
+  command runs in the editor's terminal in crow's sandbox, under crow's own permission decision for a
+  run_command call with that line; a member reaches only its own terminals, which end with its turn.
+  When the editor offers no terminal, neither does crow: the member runs its commands itself.
 - Anything for a session id that is not one of the member's own is refused.
 """
 
@@ -25,7 +28,9 @@ from acp import RequestError
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
     PermissionOption,
     RequestPermissionResponse,
@@ -36,6 +41,7 @@ from ...core.session import Session
 from ...editor.paths import Workspace
 from ...errors import ToolError
 from ...policy.modes import Mode
+from .terminals import MemberTerminals
 
 log = logging.getLogger(__name__)
 REJECTED = RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -54,8 +60,10 @@ class MemberClient:
         session: Callable[[str], Session],
         timeout: float,
         mode: Callable[[str], Mode],
+        terminals: MemberTerminals,
     ):
         self._name = name
+        self.terminals = terminals
         self._mode = mode
         """The permission mode of a crow session (the parent's, for a delegate's helper)."""
         self._editor = editor
@@ -65,13 +73,14 @@ class MemberClient:
         self._timeout = timeout
         self.touch: Callable[[str], None] = lambda sid: None
         """Called with the crow session id as a question is asked and answered: waiting is not silence."""
+        terminals.touch = lambda sid: self.touch(sid)
 
     def capabilities(self) -> ClientCapabilities:
         editor: ClientCapabilities | None = self._editor.capabilities
         fs = editor.fs if editor is not None and editor.fs is not None else FileSystemCapabilities()
         return ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=bool(fs.read_text_file), write_text_file=bool(fs.write_text_file)),
-            terminal=False,
+            terminal=self.terminals.offered(),
         )
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
@@ -137,3 +146,27 @@ class MemberClient:
             return sid, Workspace.of(session.cwd, session.additional_directories).resolve(path)
         except ToolError as exc:
             raise RequestError.invalid_params({"path": str(exc)}) from exc
+
+    async def create_terminal(
+        self,
+        command: str,
+        session_id: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: list[EnvVariable] | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
+        return await self.terminals.create(command, session_id, args, cwd, env, output_byte_limit)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        return await self.terminals.output(session_id, terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        return await self.terminals.wait_for_exit(session_id, terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        return await self.terminals.kill(session_id, terminal_id)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        return await self.terminals.release(session_id, terminal_id)

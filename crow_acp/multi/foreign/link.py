@@ -3,7 +3,7 @@
 A link serves every session of its member. It keeps which of the member's session ids belong to
 which crow session; an update for any other id (the parent's, another member's, a guess) is
 dropped and logged. When the member dies or breaks the wire, every request in flight fails with
-the reason, and the next turn starts a new link.
+the reason, the editor terminals it left are killed and released, and the next turn starts a new link.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from acp.schema import SessionNotification
 from pydantic import ValidationError
 
 from .process import MemberProcess
+from .terminals import MemberTerminals
 from .wire import UpdateGate
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ class Link:
         self._deliver = deliver
         self._transport: Any = None
         self.closed = False
+        self.terminals: MemberTerminals | None = None
+        """The editor terminals the member created through this link (terminals.py)."""
 
     async def open(self, target: Target, client: Any, cwd: str) -> None:
         from acp import connect_to_agent
@@ -113,6 +116,8 @@ class Link:
             await self.conn.close()
         if self.process is not None:
             await self.process.stop()
+        if self.terminals is not None:  # after the member is gone: it can create no more meanwhile
+            await self.terminals.release_all()
 
     async def _on_update(self, params: Any) -> None:
         try:

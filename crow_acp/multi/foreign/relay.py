@@ -124,6 +124,8 @@ class RelayTurns(TurnRunner):
             stop = await self._prompt(link, foreign, blocks, turn)
         finally:
             self._agent.close_turn(session.id)
+            if link.terminals is not None:  # none outlives the turn, however it ended (shielded from a cancel)
+                await link.terminals.release_all(session.id)
             if turn.text:
                 session.record({"role": "assistant", "content": turn.text})
         return stop
