@@ -76,3 +76,15 @@ def test_clean_title():
     assert clean_title("bad\x00title") is None
     long = clean_title("word " * 40)
     assert long is not None and len(long) <= 60 and long.endswith("…")
+
+
+def test_a_title_reply_of_any_shape_gives_text_or_nothing():
+    """A side call's reply is the endpoint's JSON, untyped: any shape but a first choice's string content is ""."""
+    from crow_acp.model.client import _reply_text
+
+    good = {"choices": [{"message": {"content": "Fix the parser"}}]}
+    assert _reply_text(good) == "Fix the parser"
+    hostile = [None, [], "x", {}, {"choices": None}, {"choices": []}, {"choices": ["x"]}, {"choices": [{}]},
+               {"choices": [{"message": "m"}]}, {"choices": [{"message": {"content": 7}}]},
+               {"choices": [{"message": {"content": None}}]}]  # fmt: skip
+    assert [_reply_text(reply) for reply in hostile] == [""] * len(hostile)

@@ -27,7 +27,6 @@ from .limits import Deadline, StreamRepair
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-    from openai.resources.chat.completions import AsyncCompletions
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +94,6 @@ class OpenAIModelClient:
         if self._client is None:
             await off_loop(self._openai)
 
-    def _completions(self) -> AsyncCompletions:
-        """The client's chat.completions, whose first use imports its module (off the loop: see _ready)."""
-        return self._openai().chat.completions
-
     def _openai(self) -> AsyncOpenAI:
         if self._client is None:
             from .retries import reporting_client
@@ -113,25 +108,25 @@ class OpenAIModelClient:
         return self._client
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        """POST the body as it is, and stream the chunks back as plain dicts.
+        """POST the body as it is: a stream of the chunks as plain dicts, or (not streamed) the reply's JSON.
 
         crow's messages are plain JSON already: create() would walk the whole history through
         openai's typed transform on every call, O(history) in pure Python. And typed chunk objects
         cost more to build than everything else crow does per chunk; the loop reads five fields.
+        create() also imports its own module on first use: a title asked after the first turn did
+        that beside the second turn, whose first chunk waited for the GIL.
         """
         from openai import AsyncStream
-        from openai.types.chat import ChatCompletion
 
         # Serialized here as openai would (compact, UTF-8), so that no model key leaves crow in a request.
         content = dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        return await self._openai().post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            content=content,
-            options={"security": {"bearer_auth": True}},
-            stream=True,
-            stream_cls=AsyncStream[object],  # object: the client yields each chunk's JSON untouched
-        )
+        client = self._openai()
+        if body.get("stream"):  # object: the client yields each chunk's JSON untouched
+            return await client.post("/chat/completions", cast_to=object, content=content, stream=True,
+                                     options={"security": {"bearer_auth": True}},
+                                     stream_cls=AsyncStream[object])  # fmt: skip
+        return await client.post("/chat/completions", cast_to=object, content=content,
+                                 options={"security": {"bearer_auth": True}})  # fmt: skip
 
     def _params(self, messages: list[dict], tools: list[dict], reasoning_effort: str | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
@@ -195,19 +190,19 @@ class OpenAIModelClient:
 
     async def complete(self, messages: list[dict]) -> str:
         """A plain, non-streaming call (side prompts, summaries), bounded by timeouts.model."""
-        completions = await off_loop(self._completions)
+        await self._ready()
         import openai
 
         limit = self.config.timeouts.model
         try:
-            params = self._params(redact_json(messages), [])
+            body = {**self._params(redact_json(messages), []), **self.profile.extra_body}
             with anyio.fail_after(limit):  # the whole call, retries included
-                reply = await completions.create(**params, extra_body=self.profile.extra_body or None, timeout=limit)
+                reply = await self._post_valid(body)
         except TimeoutError as exc:
             raise ModelError(f"The model's reply took longer than {limit:g} s (timeouts.model).") from exc
         except openai.APIError as exc:
             raise ModelError(describe_api_error(exc, self.profile.base_url, self.profile.api_key_env)) from exc
-        return clean_text(reply.choices[0].message.content or "") if reply.choices else ""
+        return clean_text(_reply_text(reply))
 
     async def close(self) -> None:
         """Close the HTTP connections; left to the garbage collector, they close on whatever loop runs then."""
@@ -216,11 +211,19 @@ class OpenAIModelClient:
             await client.close()
 
 
+def _reply_text(reply: Any) -> str:
+    """The text of a chat completion's first choice; "" for anything else (the endpoint is not trusted)."""
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = first.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else ""
+
+
 def prewarm(model: ModelClient) -> None:
     """Import openai and make the model's client now, so that the first prompt need not: they take
     most of a second. Run it off the loop (imports.off_loop) once a session exists, not at
-    initialize: a session/load right after it would replay slower, competing for the GIL.
-    complete()'s module is left for its first call: it is not on the way to the first answer."""
+    initialize: a session/load right after it would replay slower, competing for the GIL."""
     if isinstance(model, OpenAIModelClient):
         try:
             model._openai()
