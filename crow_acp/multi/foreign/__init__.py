@@ -4,6 +4,7 @@
     link.py     one live connection to it: initialize, its sessions, where its updates go
     client.py   what crow answers it: permission questions (fail-closed), fs/* and terminal/*
     terminals.py its terminal/*: the editor's terminals, in crow's sandbox, under crow's permission decision
+    side.py     MemberSide: the name, editor link and sessions that client.py and terminals.py serve with
     wire.py     the untrusted wire: malformed JSON-RPC ends the link, updates one at a time
     process.py  a stdio agent started under the MCP guard (it dies with crow), stderr to crow.log
     declared.py the ForeignAgent an [agents.NAME] table declares (graphs' member(NAME), delegate helpers)

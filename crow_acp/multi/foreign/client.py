@@ -41,6 +41,7 @@ from ...core.session import Session
 from ...editor.paths import Workspace
 from ...errors import ToolError
 from ...policy.modes import Mode
+from .side import MemberSide
 from .terminals import MemberTerminals
 
 log = logging.getLogger(__name__)
@@ -52,24 +53,15 @@ PLAN_KINDS = frozenset({"read", "search", "think", "fetch"})
 class MemberClient:
     """The Client crow is to one link of a member."""
 
-    def __init__(
-        self,
-        name: str,
-        editor: Any,
-        sessions: dict[str, str],
-        session: Callable[[str], Session],
-        timeout: float,
-        mode: Callable[[str], Mode],
-        terminals: MemberTerminals,
-    ):
-        self._name = name
+    def __init__(self, side: MemberSide, timeout: float, mode: Callable[[str], Mode], terminals: MemberTerminals):
+        self._name = side.name
         self.terminals = terminals
         self._mode = mode
         """The permission mode of a crow session (the parent's, for a delegate's helper)."""
-        self._editor = editor
+        self._editor = side.editor
         """The member agent's EditorLink: its `conn` (a MemberConnection in a graph) and the editor's capabilities."""
-        self._sessions = sessions
-        self._session = session
+        self._sessions = side.sessions
+        self._session: Callable[[str], Session] = side.session
         self._timeout = timeout
         self.touch: Callable[[str], None] = lambda sid: None
         """Called with the crow session id as a question is asked and answered: waiting is not silence."""

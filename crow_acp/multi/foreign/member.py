@@ -23,6 +23,7 @@ from .client import MemberClient
 from .link import Link, Target
 from .nomodel import NoModel
 from .relay import MemberFailed, RelayTurns, TurnText, describe, reason
+from .side import MemberSide
 from .terminals import MemberTerminals
 
 SHOWN = {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
@@ -64,11 +65,10 @@ class ForeignAgent(AcpAgent):
         link = Link(self.name, self._deliver)
         timeout = self.config.permissions.timeout
         permissions, in_turn = self.turns.permissions, self._turns.__contains__
-        terminals = MemberTerminals(self.name, self.editor, link.sessions, self.open_sessions.get, permissions, in_turn)
+        side = MemberSide(self.name, self.editor, link.sessions, self.open_sessions.get)
+        terminals = MemberTerminals(side, permissions, in_turn)
         link.terminals = terminals  # all it left are ended when the link closes, a session's when its turn ends
-        client = MemberClient(
-            self.name, self.editor, link.sessions, self.open_sessions.get, timeout, self.mode_of, terminals
-        )
+        client = MemberClient(side, timeout, self.mode_of, terminals)
         client.touch = self._touch
         try:
             await link.open(self.target, client, session.cwd)

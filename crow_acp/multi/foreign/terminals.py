@@ -46,6 +46,7 @@ from ...errors import ToolError
 from ...events import ToolView
 from ...policy.modes import current_mode
 from ...policy.permissions import Permissions
+from .side import MemberSide
 
 log = logging.getLogger(__name__)
 MAX_LIVE = 16
@@ -75,20 +76,11 @@ def command_line(command: str, args: list[str], env: list[EnvVariable]) -> str:
 class MemberTerminals:
     """The terminals one link's member created in the editor, and the rules it creates them under."""
 
-    def __init__(
-        self,
-        name: str,
-        editor: Any,
-        sessions: dict[str, str],
-        session: Callable[[str], Session],
-        permissions: Permissions,
-        turn_open: Callable[[str], bool],
-    ) -> None:
-        self._name = name
-        self._editor = editor
-        """The member agent's EditorLink (its conn: a MemberConnection in a graph, a ChildConnection for a helper)."""
-        self._sessions = sessions
-        self._session = session
+    def __init__(self, side: MemberSide, permissions: Permissions, turn_open: Callable[[str], bool]) -> None:
+        self._name, self._editor, self._sessions = side.name, side.editor, side.sessions
+        """The editor: the member agent's EditorLink (its conn: a MemberConnection in a graph, a ChildConnection
+        for a helper)."""
+        self._session: Callable[[str], Session] = side.session
         self._permissions = permissions
         self._turn_open = turn_open
         self._live: dict[str, tuple[str, str]] = {}
