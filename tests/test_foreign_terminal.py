@@ -319,3 +319,14 @@ async def test_a_foreign_delegate_helpers_command_runs_sandboxed_too(tmp_path):
     assert "TERM EXIT:0 OUTPUT:" in results(model)["call_d"] and "helped" in results(model)["call_d"]
     assert (place.work / "made").exists() and not (place.outside / "escaped").exists()
     assert client.permission_requests == [] and client.terminals == {}
+
+
+async def test_a_members_tool_call_shows_only_terminals_it_made(crow_home, monkeypatch):
+    """A terminal id the member did not make (crow's own command's, another session's) is dropped from its tool
+    call: the editor would otherwise show that terminal's output under the member's call."""
+    place = Place()
+    client = EditorClient()
+    shown = await run_member(crow_home, place, monkeypatch, client, ["TERMSHOW term-of-someone-else"])
+    own = shown.split("SHOWN:")[1].split()[0]
+    [call] = [u for u in client.of("tool_call") if u.tool_call_id.endswith("show")]
+    assert [item.terminal_id for item in call.content if item.type == "terminal"] == [own]

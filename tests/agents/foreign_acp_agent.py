@@ -14,6 +14,7 @@ What it does depends on the prompt's first word:
     TERMS n   creates n terminals running `sleep 30`, replies how many it got and why the next was refused
     TERMPEEK id  terminal/output of a terminal id it did not create: replies PEEKED:<output> or PEEK REFUSED:<error>
     TERMLEAVE then CRASH or HANG   a terminal running `sleep 300` left live, then crashes or hangs
+    TERMSHOW id  a tool call showing its own new terminal and the terminal `id`, which it did not make
     anything else: replies "ECHO: <prompt>"
 $FOREIGN_RESUME=1 advertises session/resume; $FOREIGN_STUBBORN=1 ignores its stdin closing and SIGTERM.
 Each call is appended as a JSON line to $FOREIGN_LOG.
@@ -30,7 +31,7 @@ import time
 import uuid
 from typing import Any
 
-from acp import PROTOCOL_VERSION, run_agent, text_block, update_agent_message
+from acp import PROTOCOL_VERSION, run_agent, start_tool_call, text_block, tool_terminal_ref, update_agent_message
 from acp.schema import (
     AgentCapabilities,
     EnvVariable,
@@ -176,6 +177,15 @@ class Member:
         made = await self.conn.create_terminal(session_id=sid, command="sleep 300")
         note("terminal", session=sid, terminal=made.terminal_id)
         return await getattr(self, f"do_{rest.strip().lower()}")(sid, "")
+
+    async def do_termshow(self, sid: str, rest: str) -> str:
+        made = await self.conn.create_terminal(session_id=sid, command="echo shown")
+        shown = [tool_terminal_ref(made.terminal_id), tool_terminal_ref(rest.strip())]
+        await self.conn.session_update(session_id=sid, update=start_tool_call("show", "Run", content=shown))
+        await self.conn.wait_for_terminal_exit(session_id=sid, terminal_id=made.terminal_id)
+        await self.conn.release_terminal(session_id=sid, terminal_id=made.terminal_id)
+        await self.say(sid, f"SHOWN:{made.terminal_id}")
+        return "end_turn"
 
     async def do_hang(self, sid: str, rest: str) -> str:
         await self.say(sid, "HANGING")

@@ -10,10 +10,11 @@ session's turn runs, only the kinds in SHOWN, and within TurnText's bounds.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.schema import AgentMessageChunk, Implementation
+from acp.schema import AgentMessageChunk, Implementation, TerminalToolCallContent, ToolCallProgress, ToolCallStart
 
 from ...acp.agent import AcpAgent
 from ...config import Config
@@ -26,6 +27,7 @@ from .relay import MemberFailed, RelayTurns, TurnText, describe, reason
 from .side import MemberSide
 from .terminals import MemberTerminals
 
+log = logging.getLogger(__name__)
 SHOWN = {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
 """What of a member's stream the editor sees; its own modes, commands, titles and usage are its business."""
 
@@ -97,8 +99,26 @@ class ForeignAgent(AcpAgent):
             return
         if isinstance(update, AgentMessageChunk) and update.message_id is None:
             update = update.model_copy(update={"message_id": turn.message_id})
+        if isinstance(update, ToolCallStart | ToolCallProgress) and update.content:
+            update = self._own_terminals(sid, update)
         if self.editor.conn is not None:
             await self.editor.conn.session_update(session_id=sid, update=update)
+
+    def _own_terminals(self, sid: str, call: ToolCallStart | ToolCallProgress) -> Any:
+        """A member's tool call shows only terminals it made for this session: another id (crow's own command's,
+        another session's) would have the editor show that terminal's output under the member's call."""
+        terminals = self._link.terminals if self._link is not None else None
+        content = call.content or []
+        kept = [
+            item
+            for item in content
+            if not isinstance(item, TerminalToolCallContent)
+            or (terminals is not None and terminals.created(sid, item.terminal_id))
+        ]
+        if len(kept) == len(content):
+            return call
+        log.warning("member %s: dropped a tool call's terminal that is not its own", self.name)
+        return call.model_copy(update={"content": kept})
 
     def _touch(self, sid: str) -> None:
         if (turn := self._turns.get(sid)) is not None:

@@ -18,7 +18,7 @@ crow's own `run_command` goes (editor/terminal.py `in_terminal`), under the same
 - A terminal whose output shows the sandbox did not start on the editor's machine (no bwrap there) makes the
   session's later commands ask, as crow's own do; plan mode then refuses them.
 - A member reaches only the terminals it created through this link, for the session that created them, while
-  that session's turn runs; at most MAX_LIVE at once. A terminal outlives neither the member's turn (whatever
+  that session's turn runs; at most MAX_LIVE at once. Its tool calls may show only those (member.py). A terminal outlives neither the member's turn (whatever
   ended it: the reply, a cancel, a crash) nor its link: crow kills and releases whatever is left.
 """
 
@@ -85,6 +85,8 @@ class MemberTerminals:
         self._turn_open = turn_open
         self._live: dict[str, tuple[str, str]] = {}
         """The editor's terminal id → the member's session id that created it, and its crow session."""
+        self._created: set[tuple[str, str]] = set()
+        """(crow session, terminal id) of every terminal made here, live or ended: what its tool calls may show."""
         self._starting = 0
         self.closed = False
         self.touch: Callable[[str], None] = lambda sid: None
@@ -132,7 +134,12 @@ class MemberTerminals:
             await self._end(sid, terminal_id)
             raise refused(f"{self._name}'s turn ended: the terminal was released")
         self._live[terminal_id] = (session_id, sid)
+        self._created.add((sid, terminal_id))
         return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def created(self, crow_sid: str, terminal_id: str) -> bool:
+        """Whether this member made `terminal_id` for that crow session (a tool call of its may show it)."""
+        return (crow_sid, terminal_id) in self._created
 
     async def output(self, session_id: str, terminal_id: str) -> Any:
         """Its output; one that shows the sandbox did not start on the editor's machine makes every later
