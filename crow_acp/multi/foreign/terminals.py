@@ -18,8 +18,9 @@ crow's own `run_command` goes (editor/terminal.py `in_terminal`), under the same
 - A terminal whose output shows the sandbox did not start on the editor's machine (no bwrap there) makes the
   session's later commands ask, as crow's own do; plan mode then refuses them.
 - A member reaches only the terminals it created through this link, for the session that created them, while
-  that session's turn runs; at most MAX_LIVE at once. Its tool calls may show only those (member.py). A terminal outlives neither the member's turn (whatever
-  ended it: the reply, a cancel, a crash) nor its link: crow kills and releases whatever is left.
+  that session's turn runs; at most MAX_LIVE at once. Its tool calls may show only those (member.py). A
+  terminal outlives neither the member's turn (whatever ended it: the reply, a cancel, a crash) nor its link:
+  crow kills and releases whatever is left.
 """
 
 from __future__ import annotations
