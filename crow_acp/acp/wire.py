@@ -64,15 +64,21 @@ class StdioTransport:
             try:
                 message = parse(data, oversized)
             except WireError as exc:
-                log.warning("bad JSON-RPC line (%d bytes): %s", len(data), exc.message)
-                await self.send(error_response(exc.request_id, exc.code, exc.message))
-                continue
+                if await self._refused(exc, len(data)):
+                    continue
+                return None
             if message is None:
                 continue  # a blank line, or a response too broken to route: nothing to answer
             if "method" in message and "id" in message:
                 self.open_requests[message["id"]] = (message["method"], message.get("params"))
                 self.answered.clear()
             return message
+
+    async def _refused(self, exc: WireError, size: int) -> bool:
+        """A line that is no JSON-RPC message: answered with the error, and reading goes on (False: it ends)."""
+        log.warning("bad JSON-RPC line (%d bytes): %s", size, exc.message)
+        await self.send(error_response(exc.request_id, exc.code, exc.message))
+        return True
 
     async def send(self, message: dict[str, Any]) -> None:
         if "method" not in message and message.get("id") in self.open_requests:

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...acp.wire import StdioTransport, parse
+from ...acp.wire import StdioTransport
 from ...errors import WireError
 
 log = logging.getLogger(__name__)
@@ -31,20 +31,12 @@ class StrictWire(StdioTransport):
     """Why the link was ended, once a bad line arrived."""
 
     async def receive(self) -> dict[str, Any] | None:
-        while self.broken is None:
-            line = await self._read_line()
-            if line is None:
-                return None
-            data, oversized = line
-            try:
-                message = parse(data, oversized)
-            except WireError as exc:
-                self.broken = f"malformed JSON-RPC: {exc.message}"
-                log.warning("member wire: %s (%d bytes)", self.broken, len(data))
-                return None
-            if message is not None:
-                return message
-        return None
+        return None if self.broken is not None else await super().receive()
+
+    async def _refused(self, exc: WireError, size: int) -> bool:
+        self.broken = f"malformed JSON-RPC: {exc.message}"
+        log.warning("member wire: %s (%d bytes)", self.broken, size)
+        return False
 
 
 class UpdateGate:
