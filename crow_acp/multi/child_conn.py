@@ -23,7 +23,7 @@ from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
 from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
 from ..acp.update_door import send_update
 from ..policy.modes import Mode
-from .conn import CHILD_DROPPED, kind_of
+from .conn import CHILD_DROPPED
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class ChildConnection(RoutesQuestions):
             log.warning("dropped a helper's update for %s, which is no child session in a delegation", session_id)
             return
         if delegation.subagents:
-            if kind_of(update) not in CHILD_DROPPED:
+            if update.session_update not in CHILD_DROPPED:
                 await push(self.upstream, session_id, update)
             return
         if update.session_update == "agent_message_chunk" and update.content.type == "text":

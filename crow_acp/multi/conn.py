@@ -122,22 +122,17 @@ def is_child(graph: Graph, name: str) -> bool:
     return graph.children and name != graph.entry_name
 
 
-def kind_of(update: Any) -> str:
-    """An update's `sessionUpdate`: an SDK model, or a newer one (acp/newer/)."""
-    return str(update.session_update)
-
-
 def routed(graph: Graph, name: str, update: Any) -> list[tuple[str, Any]]:
     """A member's update as (session id, update) pairs for the editor: on its own child session, or attributed
     on the editor's. The member's own session id is used, whatever id the update came with."""
     if is_child(graph, name):
-        return [] if kind_of(update) in CHILD_DROPPED else [(graph.sessions[name], update)]
+        return [] if update.session_update in CHILD_DROPPED else [(graph.sessions[name], update)]
     return [(graph.editor_sid, out) for out in attribute(graph, name, update)]
 
 
 def attribute(graph: Graph, name: str, update: Any) -> list[Any]:
     """A member's update as the editor gets it: dropped, labelled, or passed on."""
-    kind = kind_of(update)
+    kind = update.session_update
     if kind in ENTRY_ONLY and name != graph.entry_name:
         return []
     if kind == "agent_message_chunk" and graph.labelled and (name, update.message_id) not in graph.headed:
