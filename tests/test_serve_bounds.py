@@ -3,8 +3,6 @@ and a command outside the sandbox. The operator's --root and --max-mode bound al
 
 from __future__ import annotations
 
-import os
-
 import anyio
 import pytest
 from acp import RequestError
@@ -28,7 +26,7 @@ async def test_paths_outside_the_roots_and_modes_above_the_cap_are_refused(crow_
     work = tmp_path / "work"
     work.mkdir()
     (work / "up").symlink_to("/")  # inside the root by name, "/" once resolved
-    root = os.path.realpath(work)
+    root = str(work.resolve())
     marker = tmp_path / "ran-outside"
     off = ToolCall("run_command", {"command": f"touch {marker}", "sandbox": "off"}, id="off")
     client = RecordingClient(permission="allow_once")  # a token holder answers its own questions

@@ -5,7 +5,6 @@ JSON nested 100,000 deep."""
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 import socket
 import stat
