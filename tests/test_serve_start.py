@@ -9,11 +9,12 @@ import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
 from helpers import RecordingClient, crow_env, free_port, text
-from serve_support import Served, over_ws
+from serve_support import Served, crow_serve, over_ws
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -108,3 +109,18 @@ def test_the_scripted_model_does_not_take_crow_serves_port():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+async def test_the_client_in_docs_serve_md_runs_as_written(crow_home, tmp_path):
+    page = (Path(__file__).resolve().parent.parent / "docs" / "serve.md").read_text()
+    snippet = page.split("## Connecting", 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0]
+    (tmp_path / "client.py").write_text(snippet)
+    async with ScriptedModel([Reply(text="Hello from the team server.")]) as model:
+        async with crow_serve(crow_env(crow_home, model.base_url), roots=(str(tmp_path),)) as served:
+            env = {**os.environ, "CROW_URL": served.acp, "CROW_SERVE_TOKEN": served.token or ""}
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "client.py", cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE
+            )
+            with anyio.fail_after(60):
+                out, _ = await client.communicate()
+    assert client.returncode == 0 and out.decode() == "Hello from the team server.\n"
