@@ -134,3 +134,7 @@ class DelegateConfig(Section):
     """The helpers `delegate` may use, the first by default; "crow" is a crow sub-agent."""
     max_depth: int = Field(2, ge=1, le=8)
     """Levels of delegation below the editor's session: a helper that deep gets no `delegate` tool."""
+    max_helpers: int = Field(16, ge=0)
+    """Helper sessions one editor prompt may start, at every depth together; more delegate calls are refused."""
+    max_helper_calls: int = Field(200, ge=0)
+    """Model calls one editor prompt's helpers may make together; a helper past it stops with the reason."""
