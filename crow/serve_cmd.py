@@ -54,6 +54,13 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
         "--allow-client-commands", action="store_true", help="clients may start any stdio MCP server command"
     )
     serve.add_argument(
+        "--allow-client-url",
+        action="append",
+        default=[],
+        metavar="HOST|HOST:PORT|URL",
+        help="a loopback, private or link-local MCP server clients may name (repeatable; others must be public)",
+    )
+    serve.add_argument(
         "--root",
         action="append",
         default=[],
@@ -85,6 +92,7 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     from crow.startup import load
+    from crow_acp.mcp.address_guard import ClientUrls
     from crow_acp.server.stdio import configure_logging
     from crow_acp.store import StoreError, open_store
     from crow_acp.web.app import Limits
@@ -102,7 +110,8 @@ def serve_command(args: argparse.Namespace) -> int:
         max(args.header_timeout, 1.0),
     )
     commands = ClientCommands(args.allow_client_commands, frozenset(args.allow_client_command))
-    rules = ClientRules(commands, ClientBounds.of(_roots(args.root), args.max_mode))
+    urls = ClientUrls(tuple(args.allow_client_url))
+    rules = ClientRules(commands, ClientBounds.of(_roots(args.root), args.max_mode), urls)
     gate = Gate.build(args.host, args.allowed_host, args.allowed_origin)
     config = load(args.model)
     _cap_mode(config, args.max_mode)

@@ -20,6 +20,7 @@ from typing import Any
 from acp.meta import AGENT_METHODS
 
 from ..config.tables import MODE_ORDER
+from ..mcp.address_guard import ClientUrls
 from .client_servers import ClientCommands
 
 INVALID_PARAMS = -32602
@@ -106,6 +107,8 @@ class ClientRules:
 
     commands: ClientCommands = field(default_factory=ClientCommands)
     bounds: ClientBounds = field(default_factory=ClientBounds)
+    urls: ClientUrls = field(default_factory=ClientUrls)
+    """Where clients' HTTP/SSE MCP servers may point beyond the public internet (checked at connect time)."""
 
     def admit(self, message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """(the message as delivered, or the JSON-RPC error that refuses it)."""

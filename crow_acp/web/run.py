@@ -96,6 +96,9 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
     import uvicorn
 
     check_token(options)
+    from ..mcp.address_guard import guard_client_urls
+
+    guard_client_urls(options.rules.urls)  # every client-named HTTP/SSE MCP server: its addresses checked
     await store.ping()  # a bad URL or a database that is down fails here, before any client connects
     app = build_app(make_agent, store, options)
     max_sockets, backlog = socket_budget()
