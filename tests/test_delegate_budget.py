@@ -15,8 +15,7 @@ pytestmark = pytest.mark.anyio
 
 def configure(home, extra: str = "", mode: str = "auto") -> None:
     (home / "config.toml").write_text(
-        f'[delegate]\nenabled = true\nagents = ["crow"]\nmax_depth = 2\n{extra}'
-        f'[permissions]\ndefault_mode = "{mode}"\n'
+        f'[delegate]\nenabled = true\nagents = ["crow"]\nmax_depth = 2\n{extra}[permissions]\ndefault_mode = "{mode}"\n'
     )
 
 

@@ -111,10 +111,13 @@ def test_the_scripted_model_does_not_take_crow_serves_port():
         proc.wait(timeout=30)
 
 
-async def test_the_client_in_docs_serve_md_runs_as_written(crow_home, tmp_path):
+def the_client_snippet() -> str:
     page = (Path(__file__).resolve().parent.parent / "docs" / "serve.md").read_text()
-    snippet = page.split("## Connecting", 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0]
-    (tmp_path / "client.py").write_text(snippet)
+    return page.split("## Connecting", 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0]
+
+
+async def test_the_client_in_docs_serve_md_runs_as_written(crow_home, tmp_path):
+    (tmp_path / "client.py").write_text(the_client_snippet())
     async with ScriptedModel([Reply(text="Hello from the team server.")]) as model:
         async with crow_serve(crow_env(crow_home, model.base_url), roots=(str(tmp_path),)) as served:
             env = {**os.environ, "CROW_URL": served.acp, "CROW_SERVE_TOKEN": served.token or ""}
