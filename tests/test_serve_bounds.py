@@ -68,3 +68,26 @@ async def test_full_access_needs_the_operator(crow_home, tmp_path):
                     await conn.set_session_mode(session_id=sid, mode_id="full_access")
                     assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
     assert marker.exists()  # the operator allowed it: the cap, not a ban
+
+
+async def test_a_stored_full_access_session_and_the_configs_default_run_at_the_cap(crow_home, tmp_path):
+    (crow_home / "config.toml").write_text('[permissions]\ndefault_mode = "full_access"\n')
+    marker = tmp_path / "ran-outside"
+    off = ToolCall("run_command", {"command": f"touch {marker}", "sandbox": "off"}, id="off")
+    async with ScriptedModel([Reply(tool_calls=[off]), Reply(text="done")]) as model:
+        env = crow_env(crow_home, model.base_url)
+        async with crow_serve(env, "--max-mode", "full_access", roots=(str(tmp_path),)) as served:
+            async with over_ws(RecordingClient(), served) as conn:
+                opened = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                assert opened.modes.current_mode_id == "full_access"  # stored so
+        async with crow_serve(env, roots=(str(tmp_path),)) as served:  # the default cap: auto
+            with anyio.fail_after(90):
+                async with over_ws(RecordingClient(), served) as conn:
+                    loaded = await conn.load_session(cwd=str(tmp_path), session_id=opened.session_id, mcp_servers=[])
+                    assert loaded.modes.current_mode_id == "auto"
+                    assert "full_access" not in [m.id for m in loaded.modes.available_modes]
+                    await conn.prompt(session_id=opened.session_id, prompt=[text("escape")])
+                    fresh = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+                    assert fresh.modes.current_mode_id == "auto"  # the config's full_access default, capped
+    assert "caps the permission mode at 'auto'" in results(model.requests[-1])["off"]
+    assert not marker.exists()

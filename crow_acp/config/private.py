@@ -88,6 +88,7 @@ class PrivateLog(logging.handlers.RotatingFileHandler):
     """crow.log (and each file it rotates to) created 0600, in a logs directory created 0700."""
 
     def __init__(self, log_dir: Path, *, max_bytes: int = 0, backups: int = 0) -> None:
+        private_dir(log_dir.parent)  # $CROW_HOME, when the log is the first thing crow writes there
         private_dir(log_dir)
         private_file(log_dir / "crow.log")
         super().__init__(log_dir / "crow.log", maxBytes=max_bytes, backupCount=backups)
