@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ModelError
-from ..model.client import ModelClient, StreamDelta
+
+if TYPE_CHECKING:
+    from ..model.client import ModelClient, StreamDelta
 
 _BY_SESSION: dict[str, Budget] = {}
 """The budget each session's delegations draw on: an editor session's for its current turn, a running
