@@ -171,7 +171,7 @@ async def test_agent_blocks_load_as_crow_acp_agent_loads_them_and_answer(block, 
 
 @pytest.mark.anyio
 async def test_the_readme_agent_refuses_a_force_push_before_anyone_is_asked(tmp_path, crow_home, monkeypatch):
-    (block,) = [b for b in AGENTS if b.page.name == "README.md"]
+    (block,) = [b for b in AGENTS if b.page.name == "README.md" and "guarded.py" in b.body]
     push = ToolCall("run_command", {"command": "git push --force origin main"})
     model = FunctionModel([Reply(tool_calls=[push]), Reply(text="I will not.")])
     with anyio.fail_after(60):
@@ -180,6 +180,20 @@ async def test_the_readme_agent_refuses_a_force_push_before_anyone_is_asked(tmp_
             await agent.prompt(prompt=[{"type": "text", "text": "ship it"}], session_id=sid)
     result = model.requests[1]["messages"][-1]
     assert result["role"] == "tool" and "Never force-push" in result["content"]
+
+
+def test_the_readme_agent_runs_as_a_script_its_tool_answering_and_only_the_answer_on_stdout(tmp_path):
+    (block,) = [b for b in AGENTS if b.page.name == "README.md" and "weather.py" in b.body]
+    call = ToolCall("weather", {"city": "Oslo"})
+    with ScriptedModel([Reply(tool_calls=[call]), Reply(text="Sunny in Oslo.")]) as model:
+        work, env = scratch(tmp_path, model.base_url)
+        (work / "weather.py").write_text(block.body)
+        done = subprocess.run([spawn.python(), "weather.py"], cwd=work, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Sunny in Oslo.\n"
+    assert model.requests[0]["messages"][0] == {"role": "system", "content": "Answer in one sentence."}
+    assert model.requests[1]["messages"][-1]["content"] == "Sunny and 21 °C in Oslo."
 
 
 def scratch(tmp_path: Path, base_url: str) -> tuple[Path, dict[str, str]]:
