@@ -196,6 +196,29 @@ def test_the_readme_agent_runs_as_a_script_its_tool_answering_and_only_the_answe
     assert model.requests[1]["messages"][-1]["content"] == "Sunny and 21 °C in Oslo."
 
 
+@pytest.mark.anyio
+async def test_the_notes_agent_of_extending_writes_and_finds_notes_as_its_tools_promise(
+    tmp_path, crow_home, monkeypatch
+):
+    (block,) = [b for b in AGENTS if "notes_agent.py" in b.body]
+    write = ToolCall("add_note", {"text": "milk\nis gone"})
+    model = FunctionModel([Reply(tool_calls=[write]), Reply(tool_calls=[ToolCall("find_notes", {"word": "MILK"})])])
+    model.add(Reply(text="Found it."))
+    asked = []
+
+    def allow(call):
+        asked.append(call.title)
+        return True
+
+    with anyio.fail_after(60):
+        async with crow(crow_home, model, monkeypatch, agent=write_agent(block, tmp_path)) as agent:
+            done = await agent.run("note it, then find it", cwd=str(tmp_path), permissions=allow)
+    assert done.text == "Found it." and asked == ["add_note"]  # only the edit asked; the search is read-only
+    assert (tmp_path / "notes.txt").read_text() == "milk is gone\n"
+    assert [m["content"] for m in done.messages if m["role"] == "tool"] == ["Noted.", '["milk is gone"]']
+    assert "notes.txt" in model.requests[0]["messages"][0]["content"]
+
+
 def scratch(tmp_path: Path, base_url: str) -> tuple[Path, dict[str, str]]:
     """A directory as after the README's first command (its .venv/bin runs this crow), and the environment of
     a user whose model is set up (a scripted one) and whose crow home is empty."""
