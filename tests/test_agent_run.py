@@ -5,6 +5,7 @@ only the model's answers are scripted (FunctionModel)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import anyio
@@ -165,6 +166,11 @@ async def test_run_sync_inside_a_running_event_loop_is_a_clear_error(tmp_path):
         agent.run_sync("hi")
     with pytest.raises(RunError, match="takes the prompt as text, not list"):
         await agent.run([{"type": "text", "text": "hi"}])  # type: ignore[arg-type]
+    missing = str(tmp_path / "missing")
+    with pytest.raises(
+        RunError, match=re.escape(f"agent.run(): Invalid params (cwd: {missing}, reason: does not exist)")
+    ):
+        await agent.run("hi", cwd=missing)
     await agent.shutdown()
 
 

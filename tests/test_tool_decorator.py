@@ -172,3 +172,36 @@ def test_a_name_openai_refuses_or_an_untyped_parameter_is_an_error_when_made():
         tool(name="x" * 65)(forecast.function)
     with pytest.raises(ConfigError, match="two tools are named 'forecast'"):
         AcpAgent(tools=[forecast, forecast.function], config=Config())
+
+
+async def test_parameters_named_like_pydantics_own_positional_only_and_an_optional_context_work(tmp_path):
+    @tool(read_only=True)
+    def clash(json: str, model_config: int, /, copy: bool = False, context: ToolContext | None = None) -> str:
+        """Names BaseModel has too."""
+        return f"{json} {model_config} {copy} {context is not None}"
+
+    model = await turn(tmp_path, [clash], [ToolCall("clash", {"json": "j", "model_config": 2, "copy": True})])
+    assert list(sent(model, "clash")["parameters"]["properties"]) == ["json", "model_config", "copy"]
+    assert results(model) == ["j 2 True True"]
+
+
+class Opaque:
+    pass
+
+
+def test_a_type_pydantic_cannot_describe_or_a_hint_that_does_not_resolve_is_a_clear_error_when_made():
+    class Local:
+        pass
+
+    def takes(thing: Opaque) -> str:
+        """Takes."""
+        return ""
+
+    def local(thing: Local) -> str:  # a string under `from __future__ import annotations`: not resolvable
+        """Takes."""
+        return ""
+
+    with pytest.raises(ConfigError, match="tool takes: its parameters cannot make a schema"):
+        tool(takes)
+    with pytest.raises(ConfigError, match="tool local: its type hints do not resolve: name 'Local' is not defined"):
+        tool(local)

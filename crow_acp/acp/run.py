@@ -145,13 +145,19 @@ def run_sync(agent: Runnable, text: str, **options: Any) -> RunResult:
 
 
 async def _session(agent: Runnable, cwd: str, session_id: str | None) -> Session:
-    if session_id is None:
-        session_id = (await agent.new_session(cwd=cwd, mcp_servers=[])).session_id
-    elif not agent.open_sessions.is_open(session_id) and session_id not in agent.open_sessions.pool.evicted:
-        if await agent.store.get(session_id) is None:
-            raise RunError(f"agent.run(): no session {session_id!r} in the store")
-        await agent.resume_session(cwd=cwd, session_id=session_id, mcp_servers=[])
-    return await agent.opener.live(session_id)
+    from acp import RequestError
+
+    try:
+        if session_id is None:
+            session_id = (await agent.new_session(cwd=cwd, mcp_servers=[])).session_id
+        elif not agent.open_sessions.is_open(session_id) and session_id not in agent.open_sessions.pool.evicted:
+            if await agent.store.get(session_id) is None:
+                raise RunError(f"agent.run(): no session {session_id!r} in the store")
+            await agent.resume_session(cwd=cwd, session_id=session_id, mcp_servers=[])
+        return await agent.opener.live(session_id)
+    except RequestError as exc:  # what the editor would be answered (a cwd that does not exist), said in one line
+        detail = ", ".join(f"{k}: {v}" for k, v in exc.data.items()) if isinstance(exc.data, dict) else exc.data
+        raise RunError(f"agent.run(): {exc}" + (f" ({detail})" if detail else "")) from exc
 
 
 async def _prompt(agent: Runnable, session_id: str, text: str) -> str:

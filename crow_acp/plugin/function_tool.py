@@ -19,10 +19,11 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints, overload
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import to_json
 
 from ..errors import ConfigError
@@ -48,6 +49,8 @@ class PythonTool:
     """The pydantic model the model's arguments are validated with."""
     injected: dict[str, type] = field(default_factory=dict, repr=False)
     """Parameters crow fills in (ToolContext or SessionAccess), by name."""
+    positional: tuple[str, ...] = field(default=(), repr=False)
+    """The positional-only parameters, in order: passed by position."""
     read_only: bool = False
     kind: ToolKind = "other"
     title: Title | None = None
@@ -74,14 +77,15 @@ class PythonTool:
             given = self.arguments.model_validate(arguments)
         except ValidationError as exc:
             return ToolResult(f"Invalid arguments for {self.name}: {_brief(exc)}", is_error=True)
-        kwargs = {name: getattr(given, name) for name in type(given).model_fields}
+        values = {field.alias or name: getattr(given, name) for name, field in type(given).model_fields.items()}
         for name, kind in self.injected.items():
-            kwargs[name] = context if kind is ToolContext else context.session
+            values[name] = context if kind is ToolContext else context.session
+        args = [values.pop(name) for name in self.positional if name in values]
         try:
             if inspect.iscoroutinefunction(self.function):
-                value = await self.function(**kwargs)
+                value = await self.function(*args, **values)
             else:
-                value = await anyio.to_thread.run_sync(functools.partial(self.function, **kwargs))
+                value = await anyio.to_thread.run_sync(functools.partial(self.function, *args, **values))
         except Exception as exc:  # boundary with the user's function: the model reads what went wrong
             return ToolResult(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, is_error=True)
         return _result(value)
@@ -123,8 +127,10 @@ def tool(
             raise ConfigError(f"tool name {tool_name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$ (pass @tool(name=...))")
         model, injected = _arguments(fn, tool_name)
         text: str = description if description is not None else inspect.getdoc(fn) or tool_name
+        params = inspect.signature(fn).parameters.values()
+        positional = tuple(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
         return PythonTool(
-            fn, tool_name, text, _schema(model), model, injected, read_only, kind, title, timeout
+            fn, tool_name, text, _schema(model, tool_name), model, injected, positional, read_only, kind, title, timeout
         )  # fmt: skip
 
     return make(function) if function is not None else make
@@ -136,29 +142,44 @@ def as_tool(value: Any) -> Any:
 
 
 def _arguments(fn: Callable[..., Any], tool_name: str) -> tuple[type[BaseModel], dict[str, type]]:
-    """The pydantic model of the parameters the model fills in, and those crow injects."""
+    """The pydantic model of the parameters the model fills in, and those crow injects. Each field is named
+    p0, p1, ... with the parameter's name as its alias, so a parameter called `json` or `model_config` is
+    no clash with BaseModel's own attributes."""
     try:
         hints = get_type_hints(fn, include_extras=True)
     except Exception as exc:  # boundary with the user's annotations (a name that does not resolve)
         raise ConfigError(f"tool {tool_name}: its type hints do not resolve: {exc}") from exc
     fields: dict[str, Any] = {}
     injected: dict[str, type] = {}
-    for param in inspect.signature(fn).parameters.values():
+    for n, param in enumerate(inspect.signature(fn).parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         hint = hints.get(param.name, param.annotation)
-        if hint in (ToolContext, SessionAccess):
-            injected[param.name] = hint
+        if (given := _injected(hint)) is not None:
+            injected[param.name] = given
             continue
         if hint is inspect.Parameter.empty:
             raise ConfigError(f"tool {tool_name}: parameter {param.name!r} needs a type hint (it makes the schema)")
-        fields[param.name] = (hint, ... if param.default is param.empty else param.default)
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
-    return create_model(f"{tool_name}_arguments", __config__=config, **fields), injected
+        default = ... if param.default is param.empty else param.default
+        fields[f"p{n}"] = (Annotated[hint, Field(alias=param.name)], default)
+    try:
+        return create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields), injected
+    except Exception as exc:  # boundary with the user's types: pydantic says which one it cannot check
+        raise ConfigError(f"tool {tool_name}: its parameters cannot make a schema: {exc}") from exc
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
+def _injected(hint: Any) -> type | None:
+    """ToolContext or SessionAccess, also as `X | None`: what crow gives the parameter instead of the model."""
+    options = [a for a in get_args(hint) if a is not type(None)] if get_origin(hint) in (Union, UnionType) else [hint]
+    given = options[0] if len(options) == 1 else None
+    return given if given in (ToolContext, SessionAccess) else None
+
+
+def _schema(model: type[BaseModel], tool_name: str) -> dict[str, Any]:
+    try:
+        schema = model.model_json_schema()
+    except Exception as exc:  # boundary with the user's types (an arbitrary class pydantic cannot describe)
+        raise ConfigError(f"tool {tool_name}: its parameters cannot make a JSON schema: {exc}") from exc
     schema.pop("title", None)
     return schema
 
