@@ -174,11 +174,16 @@ async def test_run_sync_inside_a_running_event_loop_is_a_clear_error(tmp_path):
     await agent.shutdown()
 
 
-def test_run_sync_runs_a_turn_and_a_model_failure_is_its_error(tmp_path):
-    model = FunctionModel([Reply(text="Hello."), Fault(400, "bad request")])
-    assert AcpAgent(model, config=Config(home=tmp_path)).run_sync("hi", cwd=str(tmp_path)).text == "Hello."
-    with pytest.raises(Exception, match="bad request"):
-        AcpAgent(model, config=Config(home=tmp_path)).run_sync("again", cwd=str(tmp_path))
+def test_run_sync_runs_turns_each_in_its_own_loop_and_a_model_failure_is_its_error(tmp_path):
+    model = FunctionModel([Reply(text="Hello."), Reply(text="Hello again."), Fault(400, "bad request")])
+    agent = AcpAgent(model, config=Config(home=tmp_path))
+    first = agent.run_sync("hi", cwd=str(tmp_path))
+    second = agent.run_sync("again", session_id=first.session_id)  # shut down between: back from the store
+    assert (first.text, second.text) == ("Hello.", "Hello again.")
+    assert [m["content"] for m in model.requests[1]["messages"]] == ["hi", "Hello.", "again"]
+    failed = "agent.run(): the turn failed: The model endpoint (function model) answered HTTP 400: bad request"
+    with pytest.raises(RunError, match=re.escape(failed)):
+        agent.run_sync("once more", cwd=str(tmp_path))
 
 
 async def test_instructions_follow_the_default_prompt_and_a_callable_is_asked_before_each_call(tmp_path):

@@ -6,7 +6,8 @@ used and the messages the run added. No permission is asked: a tool that needs o
 reads why, unless `permissions=` decides (a function of the ACP ToolCallUpdate, sync or async, returning
 True to allow the call). With an editor attached, the editor is asked as always, and `permissions=` is not
 used. Cancelling the task that runs run() cancels the turn; the run answers stop_reason "cancelled", with
-the history as valid as after session/cancel.
+the history as valid as after session/cancel. What the editor would be answered as a JSON-RPC error (a cwd
+that does not exist, a failed turn) is a RunError here, one line saying why.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class RunsInProcess:
 
 
 class RunError(CrowError, RuntimeError):
-    """agent.run() cannot start: run_sync() inside a running event loop, or a session_id that does not exist."""
+    """agent.run() failed: run_sync() inside a running event loop, a session that cannot open, the turn's error."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,17 @@ async def _session(agent: Runnable, cwd: str, session_id: str | None) -> Session
 
 
 async def _prompt(agent: Runnable, session_id: str, text: str) -> str:
-    """The prompt's stop reason; a cancel of the caller's task cancels the turn, which then answers."""
+    """The prompt's stop reason; a turn that failed (the model endpoint, a lost lease) is a RunError saying why."""
+    from acp import RequestError
+
+    try:
+        return await _answered(agent, session_id, text)
+    except RequestError as exc:  # what the editor would be answered, as crow's own error
+        raise RunError(f"agent.run(): the turn failed: {exc}") from exc
+
+
+async def _answered(agent: Runnable, session_id: str, text: str) -> str:
+    """A cancel of the caller's task cancels the turn, which then answers (cancelled)."""
     turn = asyncio.ensure_future(agent.prompt(prompt=[{"type": "text", "text": text}], session_id=session_id))
     try:
         return str((await asyncio.shield(turn)).stop_reason)
