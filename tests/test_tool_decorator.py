@@ -205,3 +205,19 @@ def test_a_type_pydantic_cannot_describe_or_a_hint_that_does_not_resolve_is_a_cl
         tool(takes)
     with pytest.raises(ConfigError, match="tool local: its type hints do not resolve: name 'Local' is not defined"):
         tool(local)
+
+
+async def test_a_sync_function_that_never_returns_times_out_and_the_turn_goes_on(tmp_path):
+    release = threading.Event()
+
+    @tool(read_only=True, timeout=0.2)
+    def stuck() -> str:
+        """Blocks until released."""
+        release.wait()
+        return "late"
+
+    try:
+        model = await turn(tmp_path, [stuck], [ToolCall("stuck", {})])
+    finally:
+        release.set()
+    assert results(model) == ["The tool timed out after 0.2 s."]

@@ -33,6 +33,9 @@ from .session import SessionAccess, ToolContext
 NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$."""
 
+MAX_ERROR = 4000
+"""Characters of a raised exception's text the model reads."""
+
 Title = str | Callable[[dict[str, Any]], str]
 """A call's title in the editor: a str.format template over the arguments ("Weather in {city}"), or a function."""
 
@@ -84,10 +87,14 @@ class PythonTool:
         try:
             if inspect.iscoroutinefunction(self.function):
                 value = await self.function(*args, **values)
-            else:
-                value = await anyio.to_thread.run_sync(functools.partial(self.function, *args, **values))
+            else:  # a thread the loop does not wait for when the call times out or is cancelled
+                work = functools.partial(self.function, *args, **values)
+                value = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            if inspect.isawaitable(value):  # a sync callable that returned a coroutine
+                value = await value
         except Exception as exc:  # boundary with the user's function: the model reads what went wrong
-            return ToolResult(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, is_error=True)
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return ToolResult(said[:MAX_ERROR], is_error=True)
         return _result(value)
 
 
