@@ -170,6 +170,8 @@ def test_a_name_openai_refuses_or_an_untyped_parameter_is_an_error_when_made():
         tool(name="has space")(forecast.function)
     with pytest.raises(ConfigError, match="must match"):
         tool(name="x" * 65)(forecast.function)
+    with pytest.raises(ConfigError, match="tools= takes functions or Tools, not str"):
+        AcpAgent(tools=["forecast"], config=Config())
     with pytest.raises(ConfigError, match="two tools are named 'forecast'"):
         AcpAgent(tools=[forecast, forecast.function], config=Config())
 

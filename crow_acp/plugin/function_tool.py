@@ -144,8 +144,12 @@ def tool(
 
 
 def as_tool(value: Any) -> Any:
-    """A plain function given in tools= becomes a PythonTool; a Tool stays as it is."""
-    return tool(value) if inspect.isroutine(value) or isinstance(value, functools.partial) else value
+    """A plain function given in tools= becomes a PythonTool; a Tool stays as it is; anything else is refused."""
+    if inspect.isroutine(value) or isinstance(value, functools.partial):
+        return tool(value)
+    if all(hasattr(value, part) for part in ("name", "description", "parameters", "call", "view")):
+        return value
+    raise ConfigError(f"tools= takes functions or Tools, not {type(value).__name__} ({value!r:.60})")
 
 
 def _arguments(fn: Callable[..., Any], tool_name: str) -> tuple[type[BaseModel], dict[str, type]]:
