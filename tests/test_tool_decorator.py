@@ -211,6 +211,7 @@ def test_a_type_pydantic_cannot_describe_or_a_hint_that_does_not_resolve_is_a_cl
 
 async def test_a_sync_function_that_never_returns_times_out_and_the_turn_goes_on(tmp_path):
     release = threading.Event()
+    still_blocked = []
 
     @tool(read_only=True, timeout=0.2)
     def stuck() -> str:
@@ -218,8 +219,19 @@ async def test_a_sync_function_that_never_returns_times_out_and_the_turn_goes_on
         release.wait()
         return "late"
 
+    def after_the_timeout(request: dict[str, Any]) -> Reply:
+        still_blocked.append(not release.is_set())  # the turn went on without waiting for the thread
+        release.set()
+        return Reply(text="done")
+
+    watchdog = threading.Timer(60, release.set)  # a turn that waits for the thread fails below instead of hanging
+    watchdog.start()
+    model = FunctionModel([Reply(tool_calls=[ToolCall("stuck", {})]), after_the_timeout])
+    agent = AcpAgent(model, tools=[stuck], config=Config(home=tmp_path))
     try:
-        model = await turn(tmp_path, [stuck], [ToolCall("stuck", {})])
+        await agent.run("go", cwd=str(tmp_path))
     finally:
         release.set()
-    assert results(model) == ["The tool timed out after 0.2 s."]
+        watchdog.cancel()
+        await agent.shutdown()
+    assert still_blocked == [True] and results(model) == ["The tool timed out after 0.2 s."]
