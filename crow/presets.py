@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from crow_acp.acp.agent import AcpAgent
+from crow_acp.acp.agent_parts import Instructions
 from crow_acp.api import CrowCallbacks
 from crow_acp.config import Config
+from crow_acp.model.client import ModelClient
+from crow_acp.store import SessionStore
 
 
 def default_callbacks(config: Config | None = None) -> CrowCallbacks:
@@ -36,9 +40,22 @@ def _skills_and_prompt(config: Config | None) -> CrowCallbacks:
     return default_skills(home=home) + CrowCallbacks(begin_session=[prompt], pre_request=[prompt], end_session=[prompt])
 
 
-def default_agent(config: Config | None = None) -> AcpAgent:
-    agent = AcpAgent(config)
-    agent.set_callbacks(default_callbacks(agent.config) + delegation(agent, depth=0))
+def default_agent(
+    model: str | ModelClient | Config | None = None,
+    *,
+    instructions: Instructions | None = None,
+    tools: Sequence[Any] = (),
+    callbacks: CrowCallbacks | None = None,
+    mcp_servers: Sequence[Any] = (),
+    config: Config | None = None,
+    store: SessionStore | None = None,
+) -> AcpAgent:
+    """What `crow acp` serves, with AcpAgent's keywords: `callbacks` come after the default ones, and the
+    `instructions` are added to the default system prompt. `default_agent(config)` is the older call."""
+    agent = AcpAgent(
+        model, instructions=instructions, tools=tools, mcp_servers=mcp_servers, config=config, store=store
+    )  # fmt: skip
+    agent.set_callbacks(default_callbacks(agent.config) + delegation(agent, depth=0) + (callbacks or CrowCallbacks()))
     return agent
 
 
@@ -54,7 +71,7 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
 
     def crow_helper() -> AcpAgent:
         """A crow sub-agent: the same configuration and store; listed apart from the editor's sessions."""
-        sub = AcpAgent(agent.config, agent.store, name="crow-helper")
+        sub = AcpAgent(config=agent.config, store=agent.store, name="crow-helper")
         sub.set_callbacks(default_callbacks(sub.config) + delegation(sub, depth=depth + 1))
         return sub
 

@@ -18,6 +18,8 @@ _ELSEWHERE = {
     "load_config": "crow_acp.config",
     "MultiAgent": "crow_acp.multi",
     "permission_policy": "crow_acp.core.tool_gate",
+    "RunError": "crow_acp.acp.run",
+    "RunResult": "crow_acp.acp.run",
     "serve": "crow_acp.server.stdio",
 }
 """The public names beside the plugin API. Every name in crow_acp.api.__all__ is public here too:
@@ -25,6 +27,8 @@ it is listed once, there."""
 
 if TYPE_CHECKING:
     from .acp.agent import AcpAgent as AcpAgent
+    from .acp.run import RunError as RunError
+    from .acp.run import RunResult as RunResult
     from .api import *  # noqa: F403 (the whole plugin API, as api.__all__ lists it)
     from .config import Config as Config
     from .config import load_config as load_config

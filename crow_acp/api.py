@@ -11,6 +11,7 @@
     ToolDecision      what before_tool returns: Allow, Refuse(reason), Rewrite(arguments), Answer(result)
     ToolCallInfo      one tool call as before_tool / after_tool see it
     SlashCommand      a `/command` the editor offers; OffersCommands: a callback that brings some
+    tool              `@tool`: a Tool from a Python function, its schema from the type hints (plugin/function_tool.py)
     Tool              what the model can call (FunctionTool wraps an async function); ToolContext: what a call gets
     ToolTimer         a call's time limit (ToolContext.timer): `with context.timer.paused():` while the user answers
     SessionAccess     what a callback may touch: messages, context, side prompts, reports (crow_acp/plugin/session.py)
@@ -28,6 +29,7 @@ FunctionTool in crow_acp/tools.py; how the lists run is crow_acp/core/hooks.py.
 from .events import PlanEntry, ToolResult, ToolView, Usage
 from .plugin.blackboard import NotJsonError, SessionBlackboard
 from .plugin.decisions import Allow, Answer, Refuse, Rewrite, ToolCallInfo, ToolDecision
+from .plugin.function_tool import PythonTool, tool
 from .plugin.hooks import (
     HOOKS,
     AfterToolArgs,
@@ -83,6 +85,7 @@ __all__ = [
     "PostResponseCallback",
     "PreRequestArgs",
     "PreRequestCallback",
+    "PythonTool",
     "Refuse",
     "Rewrite",
     "Sandbox",
@@ -98,4 +101,5 @@ __all__ = [
     "ToolTimer",
     "ToolView",
     "Usage",
+    "tool",
 ]

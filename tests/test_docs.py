@@ -171,7 +171,7 @@ async def test_agent_blocks_load_as_crow_acp_agent_loads_them_and_answer(block, 
 
 @pytest.mark.anyio
 async def test_the_readme_agent_refuses_a_force_push_before_anyone_is_asked(tmp_path, crow_home, monkeypatch):
-    (block,) = [b for b in AGENTS if b.page.name == "README.md"]
+    (block,) = [b for b in AGENTS if b.page.name == "README.md" and "guarded.py" in b.body]
     push = ToolCall("run_command", {"command": "git push --force origin main"})
     model = FunctionModel([Reply(tool_calls=[push]), Reply(text="I will not.")])
     with anyio.fail_after(60):
@@ -180,6 +180,43 @@ async def test_the_readme_agent_refuses_a_force_push_before_anyone_is_asked(tmp_
             await agent.prompt(prompt=[{"type": "text", "text": "ship it"}], session_id=sid)
     result = model.requests[1]["messages"][-1]
     assert result["role"] == "tool" and "Never force-push" in result["content"]
+
+
+def test_the_readme_agent_runs_as_a_script_its_tool_answering_and_only_the_answer_on_stdout(tmp_path):
+    (block,) = [b for b in AGENTS if b.page.name == "README.md" and "weather.py" in b.body]
+    call = ToolCall("weather", {"city": "Oslo"})
+    with ScriptedModel([Reply(tool_calls=[call]), Reply(text="Sunny in Oslo.")]) as model:
+        work, env = scratch(tmp_path, model.base_url)
+        (work / "weather.py").write_text(block.body)
+        done = subprocess.run([spawn.python(), "weather.py"], cwd=work, env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Sunny in Oslo.\n"
+    assert model.requests[0]["messages"][0] == {"role": "system", "content": "Answer in one sentence."}
+    assert model.requests[1]["messages"][-1]["content"] == "Sunny and 21 °C in Oslo."
+
+
+@pytest.mark.anyio
+async def test_the_notes_agent_of_extending_writes_and_finds_notes_as_its_tools_promise(
+    tmp_path, crow_home, monkeypatch
+):
+    (block,) = [b for b in AGENTS if "notes_agent.py" in b.body]
+    write = ToolCall("add_note", {"text": "milk\nis gone"})
+    model = FunctionModel([Reply(tool_calls=[write]), Reply(tool_calls=[ToolCall("find_notes", {"word": "MILK"})])])
+    model.add(Reply(text="Found it."))
+    asked = []
+
+    def allow(call):
+        asked.append(call.title)
+        return True
+
+    with anyio.fail_after(60):
+        async with crow(crow_home, model, monkeypatch, agent=write_agent(block, tmp_path)) as agent:
+            done = await agent.run("note it, then find it", cwd=str(tmp_path), permissions=allow)
+    assert done.text == "Found it." and asked == ["add_note"]  # only the edit asked; the search is read-only
+    assert (tmp_path / "notes.txt").read_text() == "milk is gone\n"
+    assert [m["content"] for m in done.messages if m["role"] == "tool"] == ["Noted.", '["milk is gone"]']
+    assert "notes.txt" in model.requests[0]["messages"][0]["content"]
 
 
 def scratch(tmp_path: Path, base_url: str) -> tuple[Path, dict[str, str]]:

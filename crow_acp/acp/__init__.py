@@ -1,6 +1,7 @@
 """The ACP agent: AcpAgent's handlers and what they drive, from a session/new to a prompt's answer.
 
     agent.py           AcpAgent: the ACP handlers, thin, each delegating to one collaborator below
+    agent_parts.py, run.py   AcpAgent(model, instructions=, tools=, mcp_servers=); run() / run_sync() in process
     open_sessions.py   the open sessions: found by id, driven from Python, cancelled, let go of
     session_open.py    bringing a session into memory (new, load, resume, fork) and replaying it
     session_options.py the session's config options (model, mode, thinking level) and /mode

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from acp.schema import (
@@ -41,6 +41,7 @@ from ..model.client import ModelClient
 from ..model.profiles import Models
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
+from .agent_parts import AgentParts, Instructions, configured
 from .capabilities import initialize_response
 from .driven import DrivenFromPython
 from .editor_link import EditorLink
@@ -50,6 +51,7 @@ from .open_sessions import OpenSessions
 from .outbox import Outbox
 from .prompt_blocks import as_dicts
 from .prompt_turn import TurnRunner
+from .run import RunsInProcess
 from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions
 from .session_pool import SessionPool
@@ -59,12 +61,28 @@ from .updates import AcpUpdates
 log = logging.getLogger(__name__)
 
 
-class AcpAgent(DrivenFromPython):
-    def __init__(self, config: Config | None = None, store: SessionStore | None = None, *, name: str = "crow") -> None:
-        self.config = config or load_config()
+class AcpAgent(DrivenFromPython, RunsInProcess):
+    def __init__(
+        self,
+        model: str | ModelClient | Config | None = None,
+        *,
+        instructions: Instructions | None = None,
+        tools: Sequence[Any] = (),
+        callbacks: CrowCallbacks | None = None,
+        mcp_servers: Sequence[Any] = (),
+        config: Config | None = None,
+        store: SessionStore | None = None,
+        name: str = "crow",
+    ) -> None:
+        """`model`: a model id, a profile name or a client (FunctionModel); a Config is the older AcpAgent(config)."""
+        if isinstance(model, Config):
+            config, model = config or model, None
+        given = model if isinstance(model, str) else None
+        self.config = configured(config or load_config(), given, mcp_servers)
         protect(self.config)  # commands, MCP servers, the store and the logs never get the model keys
         self.name = name
-        self.callbacks = CrowCallbacks()
+        self.parts = AgentParts(tools, instructions)
+        self.callbacks = self.parts.around(callbacks or CrowCallbacks())
         self.editor = EditorLink()
         self._store = store
         self._owns_store = store is None
@@ -82,11 +100,13 @@ class AcpAgent(DrivenFromPython):
             spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
+        if model is not None and not isinstance(model, str):
+            self.models.use(model)
 
     # Composition
     def set_callbacks(self, callbacks: CrowCallbacks) -> None:
         callbacks.check()  # HookSignatureError names a callback whose keyword its list never passes
-        self.callbacks = callbacks
+        self.callbacks = self.parts.around(callbacks)  # the agent's own tools and instructions stay
 
     def _current_callbacks(self) -> CrowCallbacks:
         """What the collaborators call for the callbacks: set_callbacks may replace them after they are built."""

@@ -34,7 +34,7 @@ SHOWN = {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_u
 
 class ForeignAgent(AcpAgent):
     def __init__(self, target: Target, *, name: str, config: Config | None = None, store: SessionStore | None = None):
-        super().__init__(config, store, name=name)
+        super().__init__(config=config, store=store, name=name)
         self.target = target
         self.models.use(NoModel(name))
         self.opener.runs_tools = False  # the member has tools of its own (and the editor's, if target.mcp_servers)
