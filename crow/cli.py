@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     from crow.serve_cmd import add_parser
 
     add_parser(commands, agent)
+    from crow import setup_cmd
+
+    setup_cmd.add_parser(commands, home)
     return parser
 
 
@@ -180,6 +183,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from crow.serve_cmd import serve_command
 
         return serve_command(args)
+    if args.command == "setup":
+        from crow.setup_cmd import setup_command
+
+        return setup_command(args)
     if args.command == "sessions":
         from crow.sessions import sessions_command
 
