@@ -49,9 +49,14 @@ def _from_flags(args: argparse.Namespace) -> Any:
     key = _flag_key(args.key_env)
     if key is None and provider.needs_key:
         raise Exit(USAGE, f"{provider.label} needs a key: pipe it on stdin, or name its variable with --key-env")
-    model = args.model or next(iter(list_models(provider.api, base_url, key)), None)
+    model = args.model
     if model is None:
-        raise Exit(USAGE, "--model: the provider listed no models; name one")
+        models, problem = list_models(provider.api, base_url, key)
+        if problem:
+            raise Exit(FAILED, f"the provider refused the model list request: {problem}")
+        if not models:
+            raise Exit(USAGE, "--model: the provider listed no models; name one")
+        model = models[0]
     if problem := check_key(provider.api, base_url, key, model):
         raise Exit(FAILED, f"the provider refused the check request: {problem}")
     return StoredCredentials(provider.id, provider.api, base_url, model, key)

@@ -32,7 +32,10 @@ def interactive(ask: Ask = input, ask_hidden: Ask = getpass.getpass) -> StoredCr
         if key is None and provider.needs_key:
             say(f"{provider.label} needs a key.")
             continue
-        model = _choose_model(ask, list_models(provider.api, base_url, key))
+        models, problem = list_models(provider.api, base_url, key)
+        if problem:
+            say(f"The model list could not be had: {problem}")
+        model = _choose_model(ask, models)
         say(f"Checking the key with one tiny request to {base_url} ...")
         problem = check_key(provider.api, base_url, key, model)
         if problem is None:
@@ -64,8 +67,6 @@ def _ask_url(ask: Ask) -> str:
 
 
 def _choose_model(ask: Ask, models: list[str]) -> str:
-    if not models:
-        say("The provider's model list could not be had.")
     for number, model in enumerate(models[:SHOWN_MODELS], 1):
         say(f"  {number}. {model}")
     if len(models) > SHOWN_MODELS:

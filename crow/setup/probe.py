@@ -14,15 +14,16 @@ TIMEOUT = 20.0
 MAX_ANSWER = 4 * 1024 * 1024
 
 
-def list_models(api: Api, base_url: str, key: str | None) -> list[str]:
-    """The provider's model ids, sorted; [] when the list cannot be had (the user types one instead)."""
+def list_models(api: Api, base_url: str, key: str | None) -> tuple[list[str], str | None]:
+    """The provider's model ids, sorted, and why there are none when the list cannot be had (the user
+    types a model id instead)."""
     try:
         answer = _call("GET", f"{base_url.rstrip('/')}/models", api, key, None)
-    except ProbeError:
-        return []
+    except ProbeError as exc:
+        return [], _hidden(str(exc), key)
     data = answer.get("data") if isinstance(answer, dict) else None
     ids = {item.get("id") for item in data if isinstance(item, dict)} if isinstance(data, list) else set()
-    return sorted(i for i in ids if isinstance(i, str) and i and len(i) <= 200)
+    return sorted(i for i in ids if isinstance(i, str) and i and len(i) <= 200), None
 
 
 def check_key(api: Api, base_url: str, key: str | None, model: str) -> str | None:
@@ -32,8 +33,13 @@ def check_key(api: Api, base_url: str, key: str | None, model: str) -> str | Non
     try:
         _call("POST", f"{url}/messages" if api == "anthropic" else f"{url}/chat/completions", api, key, body)
     except ProbeError as exc:
-        return str(exc).replace(key, "[key]") if key else str(exc)
+        return _hidden(str(exc), key)
     return None
+
+
+def _hidden(message: str, key: str | None) -> str:
+    """A provider may quote the key it refused: never shown."""
+    return message.replace(key, "[key]") if key else message
 
 
 class ProbeError(Exception):

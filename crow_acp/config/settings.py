@@ -85,8 +85,10 @@ class Config(Section):
         """The active model profile. A profile's own base_url wins over OPENAI_BASE_URL."""
         if self.model in self.models:
             profile = self.models[self.model]
+        elif self.model == "default":  # no model named anywhere: the one `crow setup` stored, if any
+            profile = ModelProfile(model=self._stored.model) if self._stored else ModelProfile()
         else:
-            profile = ModelProfile() if self.model == "default" else ModelProfile(model=self.model)
+            profile = ModelProfile(model=self.model)
         if profile.base_url is None and (env_url := os.environ.get("OPENAI_BASE_URL")):
             profile = profile.model_copy(update={"base_url": env_url})
         return with_stored(profile, self._stored)
@@ -192,8 +194,6 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
         data["model"] = env_model
     data.update({key: value for key, value in overrides.items() if value is not None})
     stored = load_credentials(home)
-    if stored is not None and "model" not in data:
-        data["model"] = stored.model
     data["home"] = home
     try:
         config = Config.model_validate(data)
