@@ -54,7 +54,7 @@ def main() -> None:
             "dev venv crow acp": [str(Path(sys.executable).parent / "crow"), "acp"],
         }
         times: dict[str, list[float]] = {name: [] for name in commands}
-        for name, command in commands.items():  # one warm-up each: the first start compiles the pycs
+        for command in commands.values():  # one warm-up each: the first start compiles the pycs
             to_initialize(command, scratch)
         for _ in range(runs):
             for name, command in commands.items():
