@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
     sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
+    listed = sessions.add_mutually_exclusive_group()
+    listed.add_argument("--json", action="store_true", help="list: one JSON array of the sessions")
+    listed.add_argument("-q", "--quiet", action="store_true", help="list: the ids only, one a line")
     check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
     check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
     from crow.serve_cmd import add_parser
@@ -150,7 +153,9 @@ def main(argv: list[str] | None = None) -> None:
             os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
         sys.exit(_dispatch(args))
     except Exit as stop:
-        sys.stderr.write(f"crow: {stop.message}\n")
+        from crow_acp.util.secrets import hide_url_password
+
+        sys.stderr.write(f"crow: {hide_url_password(stop.message)}\n")  # a database URL's password never shows
         sys.exit(stop.status)
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED)
@@ -190,7 +195,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "sessions":
         from crow.sessions import sessions_command
 
-        return sessions_command(args.action, args.id)
+        return sessions_command(args.action, args.id, "json" if args.json else "ids" if args.quiet else "table")
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
