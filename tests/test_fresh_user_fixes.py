@@ -105,3 +105,23 @@ def test_a_broken_database_url_never_prints_its_password(crow_home, args):
     assert done.returncode == 1, done.stderr
     assert PASSWORD not in done.stdout + done.stderr
     assert "postgresql://crow:***@127.0.0.1:9/crow" in done.stderr
+
+
+def test_with_2_to_1_the_tool_status_starts_its_own_line(crow_home, tmp_path):
+    from crow_acp.testing import Reply, ScriptedModel, ToolCall
+
+    script = [Reply(text="Looking", tool_calls=[ToolCall("list_files", {"path": "."})]), Reply(text="Done.")]
+    with ScriptedModel(script) as model:
+        done = subprocess.run(
+            crow_command("run", "look", "--yes", "--cwd", str(tmp_path)),
+            env=crow_env(crow_home, model.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=90,
+        )
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert "Looking" in lines, lines
+    assert lines[lines.index("Looking") + 1].startswith("⚙ "), lines
