@@ -125,3 +125,12 @@ def test_with_2_to_1_the_tool_status_starts_its_own_line(crow_home, tmp_path):
     lines = done.stdout.splitlines()
     assert "Looking" in lines, lines
     assert lines[lines.index("Looking") + 1].startswith("⚙ "), lines
+
+
+def test_ci_runs_the_readmes_test_command_after_only_system_packages():
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.endswith("-m pytest -q") and "pip install" in line)
+    script = [line for line in (root / ".ci" / "run").read_text().splitlines() if not line.startswith("#")]
+    before = script[: script.index(command)]
+    assert not [line for line in before if "npm ci" in line or "fast_agent" in line or ".venv/" in line]
