@@ -218,7 +218,7 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
         from crow_acp.server.lazy_agent import LazyAgent
 
         configure_logging(config.log_dir, stderr=log_to_stderr)
-        serve(LazyAgent(lambda: load_agent(None, config)), protocol_fd=protect_stdout())
+        serve(LazyAgent(lambda: signing_in(load_agent(None, config))), protocol_fd=protect_stdout())
         return
     configure_logging(config.log_dir, stderr=log_to_stderr)
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
@@ -227,6 +227,13 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
 
     startup_gc.resume()
     serve(agent, protocol_fd=protocol_fd)
+
+
+def signing_in(agent: Any) -> Any:
+    """The default agent, whose sessions answer auth_required (-32000) until a key is usable: the editor then
+    offers its Authenticate button, which runs `crow setup` (crow_acp/acp/auth_gate.py)."""
+    agent.opener.gate.enforced = True
+    return agent
 
 
 def resolve_cwd(raw: str) -> str:

@@ -16,7 +16,7 @@ def add_parser(commands: Any, home: argparse.ArgumentParser) -> None:
     setup = commands.add_parser("setup", parents=[home], help="choose a provider, a key and a model; store them")
     setup.add_argument("--provider", choices=["openai", "anthropic", "openrouter", "custom"], help="no questions")
     setup.add_argument("--base-url", help="the provider's base URL (needed for custom)")
-    setup.add_argument("--model", help="the default model id (default: the first the provider lists)")
+    setup.add_argument("--model", help="the default model id (default: crow's pick among those the provider lists)")
     setup.add_argument("--key-env", metavar="VAR", help="read the key from this variable (default: stdin)")
 
 
@@ -39,7 +39,7 @@ def setup_command(args: argparse.Namespace) -> int:
 
 def _from_flags(args: argparse.Namespace) -> Any:
     from crow.setup.probe import check_key, list_models
-    from crow.setup.providers import PROVIDERS
+    from crow.setup.providers import PROVIDERS, default_model
     from crow_acp.config.credentials import StoredCredentials
 
     provider = PROVIDERS[args.provider]
@@ -54,9 +54,9 @@ def _from_flags(args: argparse.Namespace) -> Any:
         models, problem = list_models(provider.api, base_url, key)
         if problem:
             raise Exit(FAILED, f"the provider refused the model list request: {problem}")
-        if not models:
+        model = default_model(provider, models)
+        if model is None:
             raise Exit(USAGE, "--model: the provider listed no models; name one")
-        model = models[0]
     if problem := check_key(provider.api, base_url, key, model):
         raise Exit(FAILED, f"the provider refused the check request: {problem}")
     return StoredCredentials(provider.id, provider.api, base_url, model, key)

@@ -58,8 +58,8 @@ def test_a_wrong_key_then_the_right_one_with_the_key_never_shown(crow_home, tmp_
         assert not (crow_home / "credentials.toml").exists()
         child.sendline(RIGHT)
         child.expect_exact("1. scripted-model")
-        child.expect_exact("Model (a number or an id): ")
-        child.sendline("1")
+        child.expect_exact("Model (a number or an id) [scripted-model]: ")
+        child.sendline("")  # Enter: the model offered
         status, screen = finish(child, log)
     assert status == 0, screen
     assert "Stored custom" in screen

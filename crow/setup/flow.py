@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 from crow.setup.probe import check_key, list_models
-from crow.setup.providers import PROVIDERS, ProviderInfo
+from crow.setup.providers import PROVIDERS, ProviderInfo, default_model
 from crow_acp.config.credentials import StoredCredentials
 
 SHOWN_MODELS = 40
@@ -35,7 +35,7 @@ def interactive(ask: Ask = input, ask_hidden: Ask = getpass.getpass) -> StoredCr
         models, problem = list_models(provider.api, base_url, key)
         if problem:
             say(f"The model list could not be had: {problem}")
-        model = _choose_model(ask, models)
+        model = _choose_model(ask, models, default_model(provider, models))
         say(f"Checking the key with one tiny request to {base_url} ...")
         problem = check_key(provider.api, base_url, key, model)
         if problem is None:
@@ -66,13 +66,14 @@ def _ask_url(ask: Ask) -> str:
         say("The URL starts with http:// or https://.")
 
 
-def _choose_model(ask: Ask, models: list[str]) -> str:
+def _choose_model(ask: Ask, models: list[str], default: str | None) -> str:
     for number, model in enumerate(models[:SHOWN_MODELS], 1):
         say(f"  {number}. {model}")
     if len(models) > SHOWN_MODELS:
         say(f"  ... and {len(models) - SHOWN_MODELS} more: type the id")
+    hint = f" [{default}]" if default else ""
     while True:
-        answer = ask("Model (a number or an id): " if models else "Model id: ").strip()
+        answer = ask(("Model (a number or an id)" if models else "Model id") + hint + ": ").strip() or (default or "")
         if answer.isdigit() and 1 <= int(answer) <= min(len(models), SHOWN_MODELS):
             return models[int(answer) - 1]
         if answer and not answer.isdigit():

@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 from crow_acp.config.credentials import Api
+from crow_acp.errors import ModelError
 
 TIMEOUT = 20.0
 MAX_ANSWER = 4 * 1024 * 1024
@@ -42,8 +43,8 @@ def _hidden(message: str, key: str | None) -> str:
     return message.replace(key, "[key]") if key else message
 
 
-class ProbeError(Exception):
-    pass
+class ProbeError(ModelError):
+    """The provider refused or did not answer; the message is its own, on one line."""
 
 
 def _call(method: str, url: str, api: Api, key: str | None, body: dict[str, Any] | None) -> Any:

@@ -29,19 +29,26 @@ class CredentialGate:
     def __init__(self, config: Config, models: Models) -> None:
         self.config = config
         self.models = models
+        self.enforced = False
+        """Whether session/new, load, resume and fork are refused without a key: `crow acp` and `crow serve`
+        turn it on for crow's default agent. An agent built in Python keeps the older way (its first prompt
+        says which variable to set), so a graph's members and embedders need no key to open a session."""
 
     def require(self) -> None:
         """Nothing, or auth_required: the stored credentials are read again first (`crow setup` may just
         have written them in another process). A model in process needs no key."""
-        if self.models.in_process or has_credential(self.config) or self._reload():
+        if not self.enforced or self._usable():
             return
         raise RequestError(AUTH_REQUIRED, f"Authentication required. {auth_message(self.config)}")
 
     def authenticate(self, method_id: str) -> None:
+        """Answers once a credential is usable (the stored one read again), else auth_required."""
         if method_id != METHOD_ID:
             problem = f"unknown auth method {method_id!r}; crow offers {METHOD_ID!r}"
             raise RequestError.invalid_params({"methodId": problem})
-        self.require()
+        if self._usable():
+            return
+        raise RequestError(AUTH_REQUIRED, f"Authentication required. {auth_message(self.config)}")
 
     def logout(self) -> None:
         """The stored credentials removed, here and on disk; the environment's keys stay."""
@@ -49,6 +56,9 @@ class CredentialGate:
             log.info("stored credentials removed (logout)")
         self.config.use_stored(None)
         self.models.forget_clients()
+
+    def _usable(self) -> bool:
+        return self.models.in_process or has_credential(self.config) or self._reload()
 
     def _reload(self) -> bool:
         try:
