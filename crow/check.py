@@ -68,6 +68,9 @@ def check_command(agent: str | None, model: str | None, cwd: str) -> int:
         report.warn(f"--agent {agent}: its own models and servers are not checked, only the configuration's")
     _store(report, config)
     tool_names = asyncio.run(_probe(report, config, cwd))
+    from crow.check_agents import agents_section
+
+    agents_section(report, config)
     _skills(report, home, cwd)
     _permissions(report, config, tool_names)
     _sandbox(report, config)

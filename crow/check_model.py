@@ -13,11 +13,15 @@ PROBE_TIMEOUT = 10.0
 
 def model_section(report: Report, config: Any, answer: str | list[str]) -> None:
     profile = config.profile()
+    from crow_acp.config.key_source import key_source
+
     own = config.models.get(config.model)
     source = (
         "[models." + config.model + "] base_url"
         if own and own.base_url
         else "OPENAI_BASE_URL"
+        if os.environ.get("OPENAI_BASE_URL")
+        else "credentials.toml, `crow setup`"
         if profile.base_url
         else "the OpenAI default"
     )
@@ -27,8 +31,7 @@ def model_section(report: Report, config: Any, answer: str | list[str]) -> None:
     )
     report.item("model id", profile.model)
     report.item("endpoint", f"{profile.base_url or 'https://api.openai.com/v1'} (from {source})")
-    key_set = bool(os.environ.get(profile.api_key_env) or profile.api_key)
-    report.item("key", f"{profile.api_key_env} {'is set' if key_set else 'is not set'}")
+    report.item("key", key_source(config) or f"none ({profile.api_key_env} is not set; run `crow setup`)")
     if isinstance(answer, str):
         report.bad(answer)
         return

@@ -12,9 +12,10 @@ class Report:
         self.broken = 0
 
     def line(self, text: str) -> None:
-        from crow_acp.util.secrets import redact
+        from crow_acp.util.secrets import hide_url_password, redact
 
-        sys.stdout.write(redact(text) + "\n")  # an error may quote a key (an endpoint URL that holds one, say)
+        # An error may quote a key (an endpoint URL that holds one, say) or a database URL with its password.
+        sys.stdout.write(hide_url_password(redact(text)) + "\n")
 
     def section(self, title: str) -> None:
         self.line(f"\n{title}")

@@ -92,11 +92,17 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
     sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
     sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
+    listed = sessions.add_mutually_exclusive_group()
+    listed.add_argument("--json", action="store_true", help="list: one JSON array of the sessions")
+    listed.add_argument("-q", "--quiet", action="store_true", help="list: the ids only, one a line")
     check = commands.add_parser("check", parents=[agent], help="report the resolved configuration; exit 1 if broken")
     check.add_argument("--cwd", default=".", help="the directory whose project skills are checked")
     from crow.serve_cmd import add_parser
 
     add_parser(commands, agent)
+    from crow import setup_cmd
+
+    setup_cmd.add_parser(commands, home)
     return parser
 
 
@@ -147,7 +153,9 @@ def main(argv: list[str] | None = None) -> None:
             os.environ["CROW_HOME"] = str(Path(args.home).expanduser().resolve())
         sys.exit(_dispatch(args))
     except Exit as stop:
-        sys.stderr.write(f"crow: {stop.message}\n")
+        from crow_acp.util.secrets import hide_url_password
+
+        sys.stderr.write(f"crow: {hide_url_password(stop.message)}\n")  # a database URL's password never shows
         sys.exit(stop.status)
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED)
@@ -180,10 +188,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         from crow.serve_cmd import serve_command
 
         return serve_command(args)
+    if args.command == "setup":
+        from crow.setup_cmd import setup_command
+
+        return setup_command(args)
     if args.command == "sessions":
         from crow.sessions import sessions_command
 
-        return sessions_command(args.action, args.id)
+        return sessions_command(args.action, args.id, "json" if args.json else "ids" if args.quiet else "table")
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
@@ -206,7 +218,7 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
         from crow_acp.server.lazy_agent import LazyAgent
 
         configure_logging(config.log_dir, stderr=log_to_stderr)
-        serve(LazyAgent(lambda: load_agent(None, config)), protocol_fd=protect_stdout())
+        serve(LazyAgent(lambda: signing_in(load_agent(None, config))), protocol_fd=protect_stdout())
         return
     configure_logging(config.log_dir, stderr=log_to_stderr)
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
@@ -215,6 +227,13 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
 
     startup_gc.resume()
     serve(agent, protocol_fd=protocol_fd)
+
+
+def signing_in(agent: Any) -> Any:
+    """The default agent, whose sessions answer auth_required (-32000) until a key is usable: the editor then
+    offers its Authenticate button, which runs `crow setup` (crow_acp/acp/auth_gate.py)."""
+    agent.opener.gate.enforced = True
+    return agent
 
 
 def resolve_cwd(raw: str) -> str:

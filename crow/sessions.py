@@ -1,5 +1,8 @@
 """`crow sessions`: list stored sessions, print one as a transcript, or delete one.
 
+The list marks a delegate's helper session (one a session's "delegations" context links to) with its
+parent's id; `--json` prints the list as JSON, `-q` only the ids.
+
 It goes through the session store's public methods only (list_sessions, get, load, delete), on whichever
 backend the config names; the transcript is rebuilt with the same replay `session/load` sends to an editor.
 """
@@ -7,6 +10,7 @@ backend the config names; the transcript is rebuilt with the same replay `sessio
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import sys
 import time
@@ -25,27 +29,29 @@ def _say(text: str) -> None:
     sys.stdout.write(printable(text) + "\n")
 
 
-def sessions_command(action: str, session_id: str | None) -> int:
+def sessions_command(action: str, session_id: str | None, listing: str = "table") -> int:
     from crow.logfile import log_to_file
     from crow.startup import load
     from crow_acp.store import SessionBusy, StoreError, open_store, store_url
 
     if action != "list" and not session_id:
         raise Exit(USAGE, f"crow sessions {action} needs a session id (`crow sessions` lists them)")
+    if action != "list" and listing != "table":
+        raise Exit(USAGE, f"--json and -q are for `crow sessions list`, not {action}")
     config = load()
     log_to_file(config.log_dir)
     if store_url(config) is None and not config.db_path.exists():
         records: list[Any] = []
         if action != "list":
             raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
-        _print_list(records)
+        _print_list(records, listing)
         return OK
     try:
         store = open_store(config)
     except StoreError as exc:
         raise Exit(FAILED, str(exc)) from exc
     try:
-        asyncio.run(_act(store, action, session_id or ""))
+        asyncio.run(_act(store, action, session_id or "", listing))
     except SessionBusy as exc:  # a StoreError whose message needs no database name
         raise Exit(FAILED, str(exc)) from exc
     except (sqlite3.Error, StoreError) as exc:
@@ -53,16 +59,16 @@ def sessions_command(action: str, session_id: str | None) -> int:
     return OK
 
 
-async def _act(store: Any, action: str, session_id: str) -> None:
+async def _act(store: Any, action: str, session_id: str, listing: str) -> None:
     try:
-        await _act_on(store, action, session_id)
+        await _act_on(store, action, session_id, listing)
     finally:
         await store.close()
 
 
-async def _act_on(store: Any, action: str, session_id: str) -> None:
+async def _act_on(store: Any, action: str, session_id: str, listing: str) -> None:
     if action == "list":
-        _print_list(await store.list_sessions())
+        _print_list(await store.list_sessions(), listing)
         return
     from crow.run.resume import resolve_id
 
@@ -81,7 +87,29 @@ def _when(stamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 
-def _print_list(records: list[Any]) -> None:
+def helper_parents(records: list[Any]) -> dict[str, str]:
+    """Each delegate helper session's parent: the session whose "delegations" context links to it."""
+    from crow_acp.multi.delegate import LINKS
+
+    parents: dict[str, str] = {}
+    for record in records:
+        context = record.data.get("context")
+        links = context.get(LINKS) if isinstance(context, dict) else None
+        for link in links if isinstance(links, list) else []:
+            if isinstance(link, dict) and isinstance(link.get("session"), str):
+                parents[link["session"]] = record.id
+    return parents
+
+
+def _print_list(records: list[Any], listing: str = "table") -> None:
+    parents = helper_parents(records)
+    if listing == "json":
+        sys.stdout.write(json.dumps([_as_json(record, parents.get(record.id)) for record in records], indent=2) + "\n")
+        return
+    if listing == "ids":
+        for record in records:
+            _say(record.id)
+        return
     if not records:
         _say("no stored sessions")
         return
@@ -89,7 +117,20 @@ def _print_list(records: list[Any]) -> None:
     for record in records:
         title = (record.title or "(untitled)").replace("\n", " ")
         title = title if len(title) <= 40 else title[:39] + "…"
-        _say(f"{record.id:<32}  {_when(record.updated_at):<16}  {title:<40}  {record.cwd}")
+        parent = f"  (helper of {parents[record.id]})" if record.id in parents else ""
+        _say(f"{record.id:<32}  {_when(record.updated_at):<16}  {title:<40}  {record.cwd}{parent}")
+
+
+def _as_json(record: Any, parent: str | None) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "title": record.title,
+        "cwd": record.cwd,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "agent": record.data.get("agent"),
+        "helper_of": parent,
+    }
 
 
 def _print_transcript(record: Any, entries: list[Any]) -> None:

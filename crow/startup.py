@@ -38,14 +38,14 @@ def terminal_setup(args: Any) -> tuple[Any, Any]:
 
     config = load(args.model)
     protect(config)  # before the agent starts: its logs, the wire and the output caught from its servers lose the keys
+    flags = permission_flags(args)  # a mistake on the command line is said first (exit 2), whatever else is missing
+    if args.agent is not None and (flags.allow or flags.deny):
+        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
     if args.agent is None:  # a custom agent may bring its own models and keys
         try:
             config.api_key()
         except ConfigError as exc:
             raise Exit(SETUP, str(exc)) from exc
-    flags = permission_flags(args)
-    if args.agent is not None and (flags.allow or flags.deny):
-        raise Exit(USAGE, "--allow and --deny set crow's own agent's rules, not an --agent's")
     return config, flags
 
 

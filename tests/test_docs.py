@@ -99,7 +99,7 @@ def test_the_readme_holds_the_two_commands_ci_runs():
     assert install + '".[test]" && .venv/bin/python -m pytest -q\n' in readme
     assert install + '. && .venv/bin/crow run "Say hello in five words"\n' in readme
     ci = (ROOT / ".ci" / "run").read_text()
-    assert install + '".[test]"\n' in ci and "\n.venv/bin/python -m pytest -q\n" in ci
+    assert "\n" + install + '".[test]" && .venv/bin/python -m pytest -q\n' in ci
     assert len(readme.splitlines()) <= 200
 
 
@@ -250,6 +250,7 @@ ANSWER = "It reads files and answers."
 EXPECTED = {  # what a block shows on screen, and the files it leaves, beyond exiting 0
     '--text "Hello from the scripted model"': (["Hello from the scripted model"], {}),
     "demo.json": (["Writing hello.txt.", "Done: hello.txt says hi."], {"hello.txt": "hi\n"}),
+    "crow setup --provider": (["Stored custom", "model scripted-model", "nothing broken"], {}),
     "crow sessions": ([ANSWER, '{"type": "stop", "stop_reason": "end_turn"', "What does this project do?"], {}),
 }
 

@@ -2,7 +2,7 @@
 config options (model, thinking level, mode), the older mode API, a prompt, cost, and fork; and, as a client
 that opts into them (ts_client/notices.mjs), notices and compaction updates.
 
-The SDK is installed from the lock file on first run (npm ci in tests/ts_client, as `.ci/run` also does), so the
+The SDK is installed from the lock file on first use (tests/node_deps.py, once for all xdist workers), so the
 README's one test command is enough; the test runs offline after that.
 """
 
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from helpers import TESTS, crow_env, write_config
+from node_deps import ensure_node_modules
 from test_compact_e2e import FILLER, Brain
 from zod_check import problems
 
@@ -34,12 +35,9 @@ model = "plain-id"
 
 
 def run_client(env: dict[str, str], script: str = "client.mjs") -> dict:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "node and npm are needed for the TypeScript SDK test (.ci/run installs them)"
-    if not (CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
-        command = [npm, "ci", "--prefix", str(CLIENT), "--no-audit", "--no-fund"]
-        installed = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        assert installed.returncode == 0, installed.stderr[-4000:]
+    node = shutil.which("node")
+    assert node, "node is needed for the TypeScript SDK test (apt-get install nodejs npm)"
+    ensure_node_modules()
     done = subprocess.run([node, str(CLIENT / script)], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from node_deps import ensure_node_modules
+
 VALIDATOR = Path(__file__).parent / "ts_client" / "validate.mjs"
 
 # Schema of the params of each method crow (the agent) sends.
@@ -43,6 +45,7 @@ def wire_messages(received: Iterable[dict[str, Any]]) -> list[tuple[str, Any]]:
 def problems(messages: list[tuple[str, Any]]) -> list[str]:
     if not messages:
         return []
+    ensure_node_modules()
     lines = "".join(json.dumps({"schema": schema, "value": value}) + "\n" for schema, value in messages)
     out = subprocess.run(
         ["node", str(VALIDATOR)], input=lines, capture_output=True, text=True, check=True, timeout=60

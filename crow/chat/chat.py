@@ -7,7 +7,11 @@ conversation goes on; a second Ctrl-C before the turn has stopped ends crow as C
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import sys
+import termios
+from collections.abc import Iterator
 from typing import Any
 
 from rich.text import Text
@@ -91,7 +95,8 @@ class Chat:
         """One turn; it ends with its closing line, or the agent's error, and the conversation goes on."""
         self.turn = asyncio.ensure_future(self.link.prompt(self.session_id, text))
         try:
-            turn = await self.turn
+            with no_control_echo():
+                turn = await self.turn
         finally:
             self.turn, self.cancelling = None, None
         if turn.error is not None:
@@ -107,3 +112,20 @@ class Chat:
             self.stop(signal.SIGINT)
             return
         self.cancelling = asyncio.ensure_future(self.link.cancel(self.session_id))
+
+
+@contextlib.contextmanager
+def no_control_echo() -> Iterator[None]:
+    """The terminal does not echo "^C" while a turn streams: the echo moved the cursor under the live region,
+    which then erased the wrong lines and left the partial answer shown twice."""
+    fd = sys.stdin.fileno() if sys.stdin.isatty() else None
+    if fd is None:
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    quiet = [*saved[:3], saved[3] & ~termios.ECHOCTL, *saved[4:]]
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)

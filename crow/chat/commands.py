@@ -84,9 +84,12 @@ class Commands:
         if not values:
             self.chat.say(f"this agent has no {option_id} to choose")
             return
-        listing = ", ".join(v.value + (" (current)" if v.value == option.current_value else "") for v in values)
+        current_value = option.current_value
+        listing = ", ".join(_label(v, option_id) + (" (current)" if v.value == current_value else "") for v in values)
+        current = next((v for v in values if v.value == option.current_value), None)
         if not wanted:
-            self.chat.say(f"{option_id}: {option.current_value}; {option_id}s: {listing}")
+            shown = _label(current, option_id) if current is not None else option.current_value
+            self.chat.say(f"{option_id}: {shown}; {option_id}s: {listing}")
             return
         if wanted not in {v.value for v in values}:
             self.chat.say(f"unknown {option_id} {wanted!r}; {option_id}s: {listing}", "yellow")
@@ -96,7 +99,7 @@ class Commands:
             conn.set_config_option(config_id=option_id, session_id=sid, value=wanted)
         )
         self.chat.client.config_options = list(response.config_options)
-        self.chat.say(f"{option_id}: {wanted}")
+        self.chat.say(f"{option_id}: {_label(next(v for v in values if v.value == wanted), option_id)}")
 
     async def _new(self, _: str) -> None:
         await self.chat.new()
@@ -144,3 +147,9 @@ def _when(stamp: str | None) -> str:
     except ValueError:
         return stamp
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(calendar.timegm(parsed)))
+
+
+def _label(choice: Any, option_id: str) -> str:
+    """A choice as the user knows it: a model profile with the model id it sends ("default: gpt-4o-mini")."""
+    model_id = choice.description if option_id == "model" else None
+    return f"{choice.value}: {model_id}" if model_id and model_id != choice.value else choice.value

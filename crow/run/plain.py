@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -40,6 +41,13 @@ async def read_answer(question: str, stream: TextIO) -> str:
         loop.remove_reader(fd)
 
 
+def _same_file(one: TextIO, other: TextIO) -> bool:
+    try:
+        return os.path.samestat(os.fstat(one.fileno()), os.fstat(other.fileno()))
+    except (OSError, ValueError):  # not a real file (a test's StringIO, a closed stream)
+        return False
+
+
 class PlainView:
     def __init__(self, screen: Screen, *, approve: bool, raw: bool = False, cwd: str = "") -> None:
         self.out, self.err = screen.out, screen.err
@@ -54,9 +62,12 @@ class PlainView:
         self.used: int | None = None
         self.cost: Any = None
         self.dim, self.reset = ("\033[2m", "\033[0m") if self.err.isatty() else ("", "")
+        self.shared = _same_file(self.out, self.err)
+        """stdout and stderr are one file (`2>&1`): a status line must not start mid-answer-line."""
 
     def _err(self, line: str, *, dim: bool = False) -> None:
         self._end_thought()
+        self._end_answer_line()
         self.err.write((self.dim if dim else "") + printable(line) + (self.reset if dim else "") + "\n")
         self.err.flush()
 
@@ -74,7 +85,14 @@ class PlainView:
         self.out.flush()
         self.at_line_start = chunk.endswith("\n")
 
+    def _end_answer_line(self) -> None:
+        if self.shared and not self.at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self.at_line_start = True
+
     def thought(self, chunk: str) -> None:
+        self._end_answer_line()
         self.thinking = True
         self.err.write(self.dim + printable(chunk) + self.reset)
         self.err.flush()

@@ -20,11 +20,13 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from acp.schema import (
+    AuthenticateResponse,
     DeleteSessionResponse,
     ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    LogoutResponse,
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
@@ -178,7 +180,16 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
     ) -> InitializeResponse:
         self.editor.capabilities = client_capabilities
         self.editor.features = client_features or ClientFeatures()
-        return initialize_response(protocol_version)
+        return initialize_response(protocol_version, client_capabilities)
+
+    # ACP: authentication (auth.py)
+    async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
+        self.opener.gate.authenticate(method_id)
+        return AuthenticateResponse()
+
+    async def logout(self, **_: Any) -> LogoutResponse:
+        self.opener.gate.logout()
+        return LogoutResponse()
 
     # ACP: sessions
     async def new_session(

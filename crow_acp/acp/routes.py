@@ -19,7 +19,7 @@ from typing import Any
 from acp.agent.connection import AgentSideConnection
 from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
-from acp.schema import DeleteSessionRequest
+from acp.schema import DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel
 
@@ -39,6 +39,7 @@ MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["session_load"], NewerLoadSessionRequest, "load_session"),
     (AGENT_METHODS["session_resume"], NewerResumeSessionRequest, "resume_session"),
     (AGENT_METHODS["session_fork"], NewerForkSessionRequest, "fork_session"),
+    (AGENT_METHODS["logout"], LogoutRequest, "logout"),
 ]
 """(method, request model, handler name) for each stable method the SDK does not route, or routes
 with a model that drops the fields of newer schemas (newer/)."""

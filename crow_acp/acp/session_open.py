@@ -32,6 +32,7 @@ from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
 from .ask_user import offer_questions
+from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
@@ -79,6 +80,8 @@ class SessionOpener:
         self._loading: dict[str, asyncio.Event] = {}  # sessions being reopened: a prompt waits for them
         self._spawn = spawn
         self._prewarmed = False
+        self.gate = CredentialGate(config, models)
+        """session/new, load, resume and fork answer auth_required while crow's model has no key."""
         self.runs_tools = True
         """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP
         servers in crow, which nothing would call."""
@@ -112,9 +115,13 @@ class SessionOpener:
 
     def admit(self, cwd: Any, directories: Any, system_prompt: Any) -> ClientPrompt | None:
         """What an editor's session/new, load, resume or fork asks for, checked before any work: its
-        directories (the cwd an existing one) and its system prompt (-32602 naming what is wrong)."""
+        directories (the cwd an existing one) and its system prompt (-32602 naming what is wrong), then a usable
+        model key (-32000, auth_required)."""
         check_editor_directories(cwd, directories)
-        return client_prompt(system_prompt)
+        prompt = client_prompt(system_prompt)
+        if self.runs_tools:  # a foreign agent's turns use its own model
+            self.gate.require()
+        return prompt
 
     async def fork(
         self, source_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, prompt: Any

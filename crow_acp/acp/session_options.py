@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from .open_sessions import OpenSessions
 
 MODE_OPTION = "mode"
-MODE_HINT = "ask | accept_edits | plan | full_access"
+MODE_HINT = " | ".join(MODE_IDS)
+"""Every mode, from the one list (policy/modes.py): the hint the editor shows after `/mode`."""
 
 
 class SessionOption(Protocol):
@@ -149,7 +150,7 @@ class SessionOptions:
                 await self._editor.conn.session_update(session_id=session_id, update=update)
 
     def mode_command(self) -> SlashCommand:
-        """`/mode [ask|accept_edits|plan|full_access]`: show or switch this session's permission mode."""
+        """`/mode [MODE]`: show or switch this session's permission mode."""
         return SlashCommand("mode", "Show or switch the permission mode", self._mode_command, hint=MODE_HINT)
 
     async def _mode_command(self, access: SessionView, argument: str) -> str:

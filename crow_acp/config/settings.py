@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
 from ..errors import ConfigError
+from .credentials import StoredCredentials, load_credentials, with_stored
 from .sections import (
     OPENAI_HOST,
     RUN_ONLY,
@@ -77,16 +78,28 @@ class Config(Section):
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)
     """Retries with backoff on 429, 5xx and timeouts (never on other 4xx)."""
+    _stored: StoredCredentials | None = PrivateAttr(None)
+    """What `crow setup` stored (credentials.py): the last source, after everything above."""
 
     def profile(self) -> ModelProfile:
         """The active model profile. A profile's own base_url wins over OPENAI_BASE_URL."""
         if self.model in self.models:
             profile = self.models[self.model]
+        elif self.model == "default":  # no model named anywhere: the one `crow setup` stored, if any
+            profile = ModelProfile(model=self._stored.model) if self._stored else ModelProfile()
         else:
-            profile = ModelProfile() if self.model == "default" else ModelProfile(model=self.model)
+            profile = ModelProfile(model=self.model)
         if profile.base_url is None and (env_url := os.environ.get("OPENAI_BASE_URL")):
             profile = profile.model_copy(update={"base_url": env_url})
-        return profile
+        return with_stored(profile, self._stored)
+
+    @property
+    def stored(self) -> StoredCredentials | None:
+        return self._stored
+
+    def use_stored(self, stored: StoredCredentials | None) -> None:
+        """Take these stored credentials from now on (after `crow setup` or a logout)."""
+        self._stored = stored
 
     def api_key(self) -> str:
         """The API key, or a ConfigError that says exactly what to set."""
@@ -98,7 +111,8 @@ class Config(Section):
             return "none"  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) often need no key
         raise ConfigError(
             f"No model API key: set {profile.api_key_env} in the environment "
-            f"(in Zed: agent_servers.Crow.env), or set OPENAI_BASE_URL to a server that needs no key."
+            f"(in Zed: agent_servers.Crow.env), or set OPENAI_BASE_URL to a server that needs no key, "
+            f"or run `crow setup`."
         )
 
     def warnings(self) -> list[str]:
@@ -179,12 +193,14 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     if env_model := os.environ.get("CROW_MODEL"):
         data["model"] = env_model
     data.update({key: value for key, value in overrides.items() if value is not None})
+    stored = load_credentials(home)
     data["home"] = home
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError("\n".join(f"{path}: {line}" for line in describe(exc, data, Config))) from exc
     check_helpers(config, path)
+    config.use_stored(stored)
     env_url = os.environ.get("OPENAI_BASE_URL")
     if env_url and not env_url.startswith(("http://", "https://")):  # else every model call fails, after retries
         raise ConfigError(f"OPENAI_BASE_URL {url_problem(env_url)}")

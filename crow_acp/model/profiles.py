@@ -20,6 +20,9 @@ class Models:
         self.config = config
         self._clients: dict[str, ModelClient] = {}
         self._factory: Callable[[Config], ModelClient] = OpenAIModelClient
+        self._retired: list[ModelClient] = []
+        self.in_process = False
+        """True once `use` gave a model in process: sessions need no key (acp/auth.py)."""
 
     @property
     def default(self) -> str:
@@ -40,6 +43,12 @@ class Models:
         """Sessions opened from now on talk to `client`, whatever profile they pick (an in-process model)."""
         self._factory = lambda _config: client
         self._clients.clear()
+        self.in_process = True
+
+    def forget_clients(self) -> None:
+        """Make the clients again on next use (the stored key changed); the old ones close at close()."""
+        self._retired.extend(self._clients.values())
+        self._clients.clear()
 
     def option(self, current: str | None) -> SessionConfigOptionSelect:
         choices = [
@@ -52,4 +61,4 @@ class Models:
         )
 
     async def close(self) -> None:
-        await asyncio.gather(*(client.close() for client in self._clients.values()))
+        await asyncio.gather(*(client.close() for client in [*self._clients.values(), *self._retired]))

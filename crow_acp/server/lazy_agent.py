@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 FORWARDED = (
     "new_session", "load_session", "list_sessions", "close_session", "set_session_mode", "prompt",
-    "set_config_option", "fork_session", "resume_session", "delete_session", "cancel",
+    "set_config_option", "fork_session", "resume_session", "delete_session", "cancel", "authenticate", "logout",
 )  # fmt: skip
 """The ACP handlers AcpAgent has besides initialize (tests/test_lazy_agent.py checks the two agree)."""
 
@@ -68,7 +68,7 @@ class LazyAgent:
         self._initialized = False
         # Build once the response is on its way: a thread importing now would slow the answer down.
         asyncio.get_running_loop().call_soon(self._start)
-        return initialize_response(protocol_version)
+        return initialize_response(protocol_version, client_capabilities)
 
     async def shutdown(self) -> None:
         if self._building is not None and self._building.done() and not self._building.cancelled():

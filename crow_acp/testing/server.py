@@ -33,6 +33,8 @@ class ScriptedModel:
         port: int = 0,
     ) -> None:
         self.default = default
+        self.api_key: str | None = None
+        """When set, a request without `Authorization: Bearer <api_key>` is answered 401, as OpenAI does."""
         self.requests: list[dict] = []
         self.title_requests: list[dict] = []
         self.titles: Entry | None = None
@@ -165,6 +167,9 @@ class ScriptedModel:
         body = await reader.readexactly(int(headers.get("content-length") or 0))
         keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         path = target.split("?", 1)[0].rstrip("/")
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            await self._send_json(writer, 401, _error_body(401, "Incorrect API key provided."), keep)
+            return keep
         if method == "GET" and path == "/v1/models":
             listing = [{"id": self.model, "object": "model", "created": 0, "owned_by": "crow"}]
             await self._send_json(writer, 200, {"object": "list", "data": listing}, keep)

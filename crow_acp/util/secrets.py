@@ -1,7 +1,8 @@
 """Crow's model keys stay in crow: no child process inherits them and no text crow records carries them.
 
-The keys are the variables OPENAI_API_KEY and every profile's `api_key_env`, and any `api_key`
-written in config.toml. `protect(config)` registers them (AcpAgent does, once per process).
+The keys are the variables OPENAI_API_KEY, ANTHROPIC_API_KEY and every profile's `api_key_env`, any
+`api_key` written in config.toml, and the key `crow setup` stored (credentials.toml). `protect(config)`
+registers them (AcpAgent does, once per process).
 Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
 `child_env()`: the environment without those variables, plus what a server's config passes
 explicitly.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config import Config
 
-DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
+DEFAULT_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
 MIN_SECRET = 8
 """Shorter values ("none", "x") are placeholders for keyless local servers, not secrets: redacting
 them would mangle ordinary text."""
@@ -38,12 +39,21 @@ _written: set[str] = set()
 
 
 def protect(config: Config) -> None:
-    """Register the key variables and written keys of every model profile in the config."""
+    """Register the key variables and written keys of every model profile in the config (the stored key
+    is the active profile's when it has none of its own); again after `crow setup` stored a new one."""
     for profile in [*config.models.values(), config.profile()]:
         _names.add(profile.api_key_env)
         if profile.api_key:
             _written.add(profile.api_key)
     _install_log_filter()
+
+
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):[^\s/]*@")
+
+
+def hide_url_password(text: str) -> str:
+    """The text with the password of every URL in it (scheme://user:password@host) replaced by ***."""
+    return _URL_PASSWORD.sub(lambda match: f"{match['head']}:***@", text)
 
 
 def key_names() -> frozenset[str]:
