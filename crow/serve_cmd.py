@@ -89,7 +89,7 @@ def serve_command(args: argparse.Namespace) -> int:
     gate = Gate.build(args.host, args.allowed_host, args.allowed_origin)
     config = load(args.model)
     options = ServeOptions(
-        args.host, args.port, _token(args, config.home), max(args.grace, 0.0), limits, gate, commands
+        args.host, args.port, _protected(_token(args, config.home)), max(args.grace, 0.0), limits, gate, commands
     )
     try:
         check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
@@ -111,6 +111,15 @@ def serve_command(args: argparse.Namespace) -> int:
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     return 0
+
+
+def _protected(token: str | None) -> str | None:
+    """The token, registered as a secret: redacted from the wire, the store, the logs and model requests."""
+    from crow_acp.util.secrets import protect_value
+
+    if token:
+        protect_value(token)
+    return token
 
 
 def _token(args: argparse.Namespace, home: Any) -> str | None:

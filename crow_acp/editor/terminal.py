@@ -29,7 +29,7 @@ from .processes import start as start_guarded
 
 log = logging.getLogger(__name__)
 
-SHELL = shutil.which("bash") or "/bin/sh"
+SHELL = shutil.which("bash", path=os.defpath) or "/bin/sh"
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 CLIENT_OUTPUT_BYTES = 4 * MAX_OUTPUT
@@ -175,28 +175,45 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     if sandbox.level == "off":
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
+    from . import seccomp
     from .pids_cgroup import create as create_cgroup
     from .pids_cgroup import remove as remove_cgroup
     from .pids_cgroup import wrap as in_cgroup
     from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
+    from .sandbox_fs import home_readonly, planted, planted_note, protected_binds
 
     if why := await anyio.to_thread.run_sync(unavailable):
         raise ToolError(f"The command cannot be sandboxed here: {why}. It was not run.")
     roots = ws.confined.real_roots  # resolved once, when the session's tools were made
-    with opened(writable_dirs(sandbox, roots)) as binds:
-        readable = list(roots) if sandbox.level == "read_only" else []
-        argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
-        cgroup = create_cgroup(sandbox.max_processes)
-        fds = [fd for fd, _ in binds]
-        env = child_env(explicit=QUIET_ENV)
-        guarded_process = await start_guarded(
-            *(in_cgroup(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
-        )
+    filter_fd = seccomp.pipe()
     try:
-        return await _finish(guarded_process, timeout, context, sandbox)
+        with opened(writable_dirs(sandbox, roots)) as binds, protected_binds(sandbox, [p for _, p in binds]) as guard:
+            protect, absent = guard
+            readable = list(roots)  # shown over the private /tmp and $HOME; writable where bound again
+            late = [
+                *protect,
+                *home_readonly(readable),
+                *(["--seccomp", str(filter_fd)] if filter_fd is not None else []),
+            ]
+            argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable, late)
+            cgroup = create_cgroup(sandbox.max_processes)
+            fds = [fd for fd, _ in binds] + [int(arg) for arg in protect[1::3]]
+            fds += [filter_fd] if filter_fd is not None else []
+            env = child_env(explicit=QUIET_ENV)
+            guarded_process = await start_guarded(
+                *(in_cgroup(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
+            )
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
+    try:
+        result = await _finish(guarded_process, timeout, context, sandbox)
     finally:
         if cgroup:
             await anyio.to_thread.run_sync(remove_cgroup, cgroup)
+    if made := await anyio.to_thread.run_sync(planted, absent):
+        result.text = f"{result.text}\n{planted_note([ws.display(path) for path in made])}"
+    return result
 
 
 async def _finish(guarded_process: Guarded, timeout: float, context: ToolContext, sandbox: Sandbox) -> ToolResult:
