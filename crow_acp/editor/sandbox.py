@@ -164,7 +164,7 @@ def bwrap_argv(
     cwd: str,
     binds: list[tuple[int, str]],
     readable: list[str],
-    late: list[str] = [],  # noqa: B006  (read only)
+    late: tuple[str, ...] | list[str] = (),
 ) -> list[str]:
     """The whole command line: bwrap, its mounts and namespaces, the limits, then the shell and command.
     `binds` are the writable roots (descriptor, mount point); `readable` the roots a read-only sandbox
@@ -205,10 +205,7 @@ def hiding(sandbox: Sandbox) -> list[str]:
     return argv
 
 
-NAMESPACES = (
-    "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
-    "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session",
-)  # fmt: skip
+NAMESPACES = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session")  # fmt: skip  # noqa: E501
 """Every bwrap line's: a user namespace of its own and no capability (as root too), its own PIDs, IPC, host name."""
 
 
@@ -279,6 +276,7 @@ def _program_hidden(server: McpServerConfig) -> list[str]:
 BLAMED = {
     "Read-only file system": "a write outside the writable roots was refused (read-only file system)",
     "Permission denied": "an access was refused (the sandbox may hide or protect that path)",
+    "crow: the sandbox removed": "what it created at a protected path was removed (it would run later, outside)",
     "Could not resolve host": "a host name did not resolve: the sandbox has no network",
     "Temporary failure in name resolution": "a host name did not resolve: the sandbox has no network",
     "Network is unreachable": "the network is unreachable: the sandbox has no network",

@@ -129,6 +129,8 @@ def planted(absent: list[str]) -> list[str]:
     """The protected paths that were absent and a command made: removed (a link itself, not its target)."""
     made = [path for path in absent if os.path.lexists(path)]
     for path in made:
+        if os.path.realpath(os.path.dirname(path)) != os.path.dirname(path):
+            continue  # a directory on its way was made a link: what it names lies elsewhere, not planted here
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:

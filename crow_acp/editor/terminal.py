@@ -175,37 +175,11 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     if sandbox.level == "off":
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
-    from . import seccomp
-    from .pids_cgroup import create as create_cgroup
     from .pids_cgroup import remove as remove_cgroup
-    from .pids_cgroup import wrap as in_cgroup
-    from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
-    from .sandbox_fs import home_readonly, planted, planted_note, protected_binds
+    from .sandbox_fs import planted, planted_note
+    from .sandbox_start import start_sandboxed
 
-    if why := await anyio.to_thread.run_sync(unavailable):
-        raise ToolError(f"The command cannot be sandboxed here: {why}. It was not run.")
-    roots = ws.confined.real_roots  # resolved once, when the session's tools were made
-    filter_fd = seccomp.pipe()
-    try:
-        with opened(writable_dirs(sandbox, roots)) as binds, protected_binds(sandbox, [p for _, p in binds]) as guard:
-            protect, absent = guard
-            readable = list(roots)  # shown over the private /tmp and $HOME; writable where bound again
-            late = [
-                *protect,
-                *home_readonly(readable),
-                *(["--seccomp", str(filter_fd)] if filter_fd is not None else []),
-            ]
-            argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable, late)
-            cgroup = create_cgroup(sandbox.max_processes)
-            fds = [fd for fd, _ in binds] + [int(arg) for arg in protect[1::3]]
-            fds += [filter_fd] if filter_fd is not None else []
-            env = child_env(explicit=QUIET_ENV)
-            guarded_process = await start_guarded(
-                *(in_cgroup(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
-            )
-    finally:
-        if filter_fd is not None:
-            os.close(filter_fd)
+    guarded_process, cgroup, absent = await start_sandboxed(sandbox, SHELL, command, cwd, ws.confined.real_roots)
     try:
         result = await _finish(guarded_process, timeout, context, sandbox)
     finally:
@@ -257,7 +231,9 @@ RUN_DOC = (
     f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
     f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
     f"long output is cut in the middle. Do not start interactive programs. Commands run in a sandbox: "
-    f"only the workspace is writable, secrets are hidden, and there is no network; `sandbox` asks the user "
+    f"only the workspace is writable (not .git, .envrc, editor settings or other protected paths in it), "
+    f"$HOME shows only toolchain directories, the environment keeps PATH, HOME, locale and proxies but no "
+    f"token or key, unix sockets cannot be opened, and there is no network; `sandbox` asks the user "
     f'for more ("network", or "off" to run outside it) when a command needs it.'
 )
 RUN_SCHEMA = {

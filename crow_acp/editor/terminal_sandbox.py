@@ -13,6 +13,8 @@ exists there:
     --crow-ro-home PATH   the private $HOME made read-only, unless it is (in) a root
     --crow-hide PATH      an empty tmpfs over a directory, /dev/null over a file; nothing if absent (or /)
     --crow-protect PATH   bound read-only at its real place, if it exists (a protected path in a root)
+    --crow-absent PATH    if it does not exist: removed after the command if the command made it (then the
+                          prelude does not exec bwrap but waits for it, and says what it removed)
     --crow-resolv PATH    shown again read-only, if its real place is below /run (systemd-resolved)
     --crow-keep NAME      --setenv NAME VALUE if the editor's environment sets it (bwrap --clearenv first)
     --crow-seccomp M:F    the seccomp filter F (printf %b) on fd 9 and `--seccomp 9`, if `uname -m` is M
@@ -44,7 +46,7 @@ QUIET = {"PAGER": "cat", "GIT_PAGER": "cat"}
 PRELUDE = r"""[ -n "$HOME" ] || { echo "crow: HOME is not set, so the sandbox cannot hide its secrets" >&2; exit 125; }
 command -v "$1" >/dev/null 2>&1 || { echo "crow: bubblewrap (bwrap) is not installed on this machine" >&2; exit 125; }
 set -f
-mark= tail= bound= shown= nl='
+mark= tail= bound= shown= absent= nl='
 '
 inside() {
   IFS=$nl
@@ -71,6 +73,7 @@ for arg do
             elif [ -e "$arg" ]; then set -- "$@" --ro-bind /dev/null "$arg"; fi;;
       ro-home) if [ "$arg" != / ] && [ -d "$arg" ] && ! covered "$arg"; then set -- "$@" --remount-ro "$arg"; fi;;
       protect) if [ -e "$arg" ]; then r=$(readlink -f -- "$arg") && set -- "$@" --ro-bind "$r" "$r"; fi;;
+      absent) if [ ! -e "$arg" ] && [ ! -L "$arg" ]; then absent=$absent$nl$arg; fi;;
       resolv) r=$(readlink -f -- "$arg")
         case $r in /run/*|/var/run/*) [ -f "$r" ] && set -- "$@" --ro-bind "$r" "$r";; esac;;
       keep) case $arg in *[!A-Za-z0-9_]*|[0-9]*) ;; *)
@@ -84,13 +87,25 @@ for arg do
   fi
   case $arg in
     --crow-bind) mark=bind;; --crow-pin) mark=pin;; --crow-ro-bind) mark=ro-bind;; --crow-hide) mark=hide;;
-    --crow-root) mark=root;; --crow-ro-home) mark=ro-home;; --crow-protect) mark=protect;;
+    --crow-root) mark=root;; --crow-ro-home) mark=ro-home;; --crow-protect) mark=protect;; --crow-absent) mark=absent;;
     --crow-resolv) mark=resolv;; --crow-keep) mark=keep;; --crow-seccomp) mark=seccomp;;
     --) tail=1; set -- "$@" "$arg";;
     *) set -- "$@" "$arg";;
   esac
 done
-exec "$@"
+[ -n "$absent" ] || exec "$@"
+sweep() {
+  IFS=$nl
+  for p in $absent; do
+    d=$(dirname -- "$p")
+    if { [ -e "$p" ] || [ -L "$p" ]; } && [ "$(cd -P -- "$d" 2>/dev/null && pwd)" = "$d" ]; then
+      rm -rf -- "$p"; echo "crow: the sandbox removed $p: protected paths cannot be created inside it" >&2
+    fi
+  done
+  unset IFS
+}
+trap 'sweep; exit 129' HUP INT TERM
+"$@"; status=$?; sweep; exit $status
 """
 PRELUDE_FAILED = 125
 BWRAP = "bwrap"
@@ -114,7 +129,8 @@ def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: l
     argv += [arg for path in dict.fromkeys(hidden) for arg in ("--crow-hide", path)]
     argv += ["--crow-ro-home", "~"]  # the empty $HOME read-only, unless a root shows it
     if sandbox.level == "workspace":
-        argv += [arg for path in candidates(sandbox, bound) for arg in ("--crow-protect", path)]
+        found = candidates(sandbox, bound)
+        argv += [arg for path in found for arg in ("--crow-protect", path, "--crow-absent", path)]
     filters = [f"{machine}:{seccomp.escaped(machine)}" for machine in seccomp.AUDIT_ARCH]
     argv += [arg for line in filters for arg in ("--crow-seccomp", line)]
     return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
