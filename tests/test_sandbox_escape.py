@@ -7,6 +7,7 @@ editor-terminal line). No capability, no unix socket, nothing planted that runs 
 from __future__ import annotations
 
 import os
+import platform
 import select
 import shutil
 import socket
@@ -155,6 +156,8 @@ async def test_no_unix_socket_is_reachable_docker_like_or_agent_like(tmp_path, v
     in_run = Listener(Path(f"/run/crow-test-{os.getpid()}-{mode}-{on_editor}") / "bus")  # /run: private inside
     calls = [run(connect(docker.path), "docker"), run(connect(agent.path), "agent"), run(connect(in_run.path), "run")]
     calls.append(run("env", "env"))
+    x32 = "import ctypes, os; c = ctypes.CDLL(None, use_errno=True); c.syscall(0x40000000 + 41, 1, 1, 0)"
+    calls.append(run(f"python3 -c '{x32}; print(os.strerror(ctypes.get_errno()))'", "x32"))  # socket() by x32
     client, caps = editor(on_editor)
     try:
         env = {
@@ -173,6 +176,8 @@ async def test_no_unix_socket_is_reachable_docker_like_or_agent_like(tmp_path, v
     for call in ("docker", "agent", "run"):
         assert "CONNECTED" not in got[call] and "pair b'p'" in got[call], got[call]
     assert "Operation not permitted" in got["docker"], got["docker"]  # refused, not missing
+    if platform.machine() == "x86_64":
+        assert got["x32"].startswith("Operation not permitted"), got["x32"]  # not ENOSYS: the filter refused it
     assert "SSH_AUTH_SOCK" not in got["env"] and "DOCKER_HOST" not in got["env"] and "XDG_RUNTIME_DIR" not in got["env"]
 
 
@@ -294,3 +299,30 @@ async def test_the_private_tmp_is_capped_at_memory_mb(tmp_path):
     _, model = await drive(home, [run(fill, "fill")], mode="auto")
     got = told(model)["fill"]
     assert "No space left on device" in got and "status=1" in got, got
+
+
+async def test_a_sandboxed_mcp_server_has_no_capability_no_unix_socket_and_no_secret(tmp_path):
+    """The server's own view of itself: what the kernel says of its capabilities, its seccomp filter, its env."""
+    from test_sandbox_mcp import call, snoop_toml
+
+    home = Home(tmp_path)
+    home.config(snoop_toml("sandbox = true"))
+    calls = [call("read", "status", path="/proc/self/status"), call("read", "environ", path="/proc/self/environ")]
+    calls.append(call("read", "history", path="~/.bash_history"))
+    (home.home / ".bash_history").write_text("psql postgresql://u:planted-history@db\n")
+    _, model = await drive(home, calls, mode="full_access", GITHUB_TOKEN="ghp_server_planted_1")
+    got = told(model)
+    assert "CapEff:\t0000000000000000" in got["status"] and "Seccomp:\t2" in got["status"], got["status"]
+    assert "GITHUB_TOKEN" not in got["environ"] and "PATH=" in got["environ"]
+    assert "planted-history" not in got["history"]
+
+
+async def test_crow_check_says_who_crow_runs_as_and_what_the_sandbox_does_about_it(tmp_path):
+    from helpers import crow_command
+
+    home = Home(tmp_path)
+    done = await anyio.run_process([*crow_command(), "check"], env=home.env("http://127.0.0.1:9"), check=False)
+    out = done.stdout.decode()
+    who = "crow runs as root" if os.geteuid() == 0 else "crow runs as an ordinary user"
+    assert who in out and "every capability dropped" in out, out
+    assert "socket(AF_UNIX) refused" in out, out
