@@ -146,7 +146,7 @@ class AgentConfig(Section):
         if (self.command is None) == (self.url is None):
             raise ValueError("needs exactly one of `command` (a list: the agent crow starts) or `url` (a remote agent)")
         if self.url is not None and (self.env or self.env_inherit):
-            raise ValueError("`env` and `env_inherit` are for a `command`, not for a `url`")
+            raise ValueError("`env` is for a `command`, not for a `url` (`env_inherit` too)")
         if self.command is not None and self.token_env:
             raise ValueError("`token_env` is for a `url`, not for a `command`")
         return self
