@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from ..api import Sandbox
 
 PRIVATE_RUNTIME = ("/run", "/var/run")
+RUNTIME_DIR = "XDG_RUNTIME_DIR"
 TOOLCHAIN = (
     ".pyenv", ".cargo", ".rustup", ".nvm", ".npm", ".node-gyp", ".yarn", ".bun", ".deno", "go", ".local",
     ".cache", ".sdkman", ".gradle", ".m2", ".rbenv", ".gem", ".elan", ".ghcup", ".opam", ".asdf",
@@ -46,7 +47,7 @@ def runtime_args(sandbox: Sandbox) -> list[str]:
     """A private (capped) /tmp, /run, /var/run and $XDG_RUNTIME_DIR; resolv.conf shown again."""
     argv = ["--size", str(sandbox.memory_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     done: set[str] = {"/tmp"}
-    for path in [*PRIVATE_RUNTIME, os.environ.get("XDG_RUNTIME_DIR") or ""]:
+    for path in [*PRIVATE_RUNTIME, os.environ.get(RUNTIME_DIR) or ""]:
         real = os.path.realpath(path) if path else ""
         if real and os.path.isdir(real) and not any(_inside(real, other) for other in done):
             argv += ["--tmpfs", real]
@@ -67,7 +68,7 @@ def home_args(sandbox: Sandbox) -> list[str]:
     if home == os.sep or not os.path.isdir(home):
         return []
     wanted = [*TOOLCHAIN, *sandbox.home_visible]
-    below = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    below = [entry for entry in os.get_exec_path() if os.path.isabs(entry)]
     shown: list[str] = []
     for path in [*(os.path.join(home, os.path.expanduser(item)) for item in wanted), *below]:
         real = os.path.realpath(path)

@@ -121,6 +121,8 @@ async def _sandbox_note(output: str, exit_code: int | None, text: str, context: 
 
 
 def unset_keys() -> list[str]:
+    """`env -u` for crow's model keys: the editor's environment is its own (inside the sandbox, bwrap's
+    --clearenv keeps only the allow list)."""
     return [arg for name in sorted(key_names()) for arg in ("-u", name)]
 
 
