@@ -326,3 +326,20 @@ async def test_crow_check_says_who_crow_runs_as_and_what_the_sandbox_does_about_
     who = "crow runs as root" if os.geteuid() == 0 else "crow runs as an ordinary user"
     assert who in out and "every capability dropped" in out, out
     assert "socket(AF_UNIX) refused" in out, out
+
+
+async def test_a_protected_path_planted_as_a_link_or_behind_one_is_gone_and_nothing_else(tmp_path):
+    """`.envrc -> elsewhere`, and `.github -> decoy` with decoy/workflows/ci.yml: the links go, what they name stays."""
+    home = Home(tmp_path)
+    keep = home.work / "keep.txt"
+    keep.write_text("mine\n")
+    plant = (
+        "ln -s keep.txt .envrc; mkdir -p decoy/workflows && echo 'on: push' > decoy/workflows/ci.yml; "
+        "ln -s decoy .github; ln -s keep.txt .gitattributes; echo planted"
+    )
+    _, model = await drive(home, [run(plant, "plant")], mode="auto")
+    got = told(model)["plant"]
+    for name in (".envrc", ".github", ".gitattributes"):
+        assert not os.path.lexists(home.work / name), name
+    assert keep.read_text() == "mine\n" and (home.work / "decoy" / "workflows" / "ci.yml").exists()
+    assert "protected" in got and ".envrc" in got

@@ -60,8 +60,7 @@ NAMESPACE_FIX = (
 )
 MISSING = "bubblewrap (bwrap) is not installed: install the `bubblewrap` package (Debian: apt-get install bubblewrap)"
 
-_probed: dict[str, str | None] = {}
-"""bwrap path -> why it cannot sandbox here (None: it can); one probe per path and process."""
+_probed: dict[str, str | None] = {}  # bwrap path -> why it cannot sandbox here (None: it can); one probe each
 
 
 @dataclass(frozen=True)
@@ -101,6 +100,8 @@ def _probe(path: str) -> str | None:
     if done.returncode == 0:
         return None
     said = done.stderr.decode(errors="replace").strip().splitlines()
+    if said and "Unknown option" in said[-1]:  # --disable-userns came with 0.8.0
+        return f"bubblewrap ({path}) is too old ({said[-1]}): crow's sandbox needs bubblewrap 0.8.0 or later"
     return f"bubblewrap cannot create its namespaces ({said[-1] if said else done.returncode}): {NAMESPACE_FIX}"
 
 

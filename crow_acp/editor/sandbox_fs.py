@@ -131,13 +131,29 @@ def planted(absent: list[str]) -> list[str]:
     made = [path for path in absent if os.path.lexists(path)]
     for path in made:
         if os.path.realpath(os.path.dirname(path)) != os.path.dirname(path):
-            continue  # a directory on its way was made a link: what it names lies elsewhere, not planted here
+            _unlink(_first_link(path))  # `.github -> x` with x/workflows: the link goes, what it names stays
+            continue
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
     return made
+
+
+def _first_link(path: str) -> str:
+    """The first component of the way to `path` that is a symbolic link (the areas are real paths: it lies in one)."""
+    way = os.sep
+    for part in path.split(os.sep)[1:]:
+        way = os.path.join(way, part)
+        if os.path.islink(way):
+            return way
+    return path
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        os.unlink(path)
 
 
 def planted_note(made: list[str]) -> str:
