@@ -226,7 +226,10 @@ def _stderr_to(path: Path) -> Iterator[None]:
     """Point fd 2 at the log while MCP servers start: their stderr is not part of the report."""
     sys.stderr.flush()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from crow_acp.config.private import private_dir
+
+        private_dir(path.parent.parent)  # $CROW_HOME and its logs/, private as crow.log is
+        private_dir(path.parent)
         target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except OSError:
         yield

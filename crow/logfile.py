@@ -19,8 +19,9 @@ def log_to_file(log_dir: Path, *, verbose: bool = False) -> None:
     root.handlers[:] = []
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(log_dir / "crow.log")
+        from crow_acp.config.private import PrivateLog
+
+        handler: logging.Handler = PrivateLog(log_dir)  # 0600 in a 0700 directory, as crow acp's
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -48,7 +48,7 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
     settings = agent.config.delegate
     if not settings.enabled or depth >= settings.max_depth:
         return CrowCallbacks()
-    from crow_acp.multi.delegate import AgentHelper, DelegateTarget, delegate_callback
+    from crow_acp.multi.delegate import AgentHelper, DelegateTarget, budget_reset, delegate_callback
 
     helpers: dict[str, DelegateTarget] = {}
 
@@ -83,4 +83,5 @@ def delegation(agent: AcpAgent, *, depth: int) -> CrowCallbacks:
             agent.close_at_shutdown(helper.shutdown)
         return helpers[name]
 
-    return CrowCallbacks(begin_session=[delegate_callback(agent, list(settings.agents), resolve)])
+    offer = delegate_callback(agent, list(settings.agents), resolve)
+    return CrowCallbacks(begin_session=[offer], end_turn=[budget_reset], end_session=[budget_reset])

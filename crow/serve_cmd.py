@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from crow.exits import SETUP, Exit
@@ -52,6 +54,26 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
         "--allow-client-commands", action="store_true", help="clients may start any stdio MCP server command"
     )
     serve.add_argument(
+        "--allow-client-url",
+        action="append",
+        default=[],
+        metavar="HOST|HOST:PORT|URL",
+        help="a loopback, private or link-local MCP server clients may name (repeatable; others must be public)",
+    )
+    serve.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory clients' cwd and additionalDirectories must lie in (repeatable; default: the current one)",
+    )
+    serve.add_argument(
+        "--max-mode",
+        choices=["ask", "plan", "accept_edits", "auto", "full_access"],
+        default="auto",
+        help="the most permissive mode a session may have (default auto: no command runs outside the sandbox)",
+    )
+    serve.add_argument(
         "--idle-timeout",
         type=float,
         default=300.0,
@@ -70,9 +92,11 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     from crow.startup import load
+    from crow_acp.mcp.address_guard import ClientUrls
     from crow_acp.server.stdio import configure_logging
     from crow_acp.store import StoreError, open_store
     from crow_acp.web.app import Limits
+    from crow_acp.web.bounds import ClientBounds, ClientRules
     from crow_acp.web.client_servers import ClientCommands
     from crow_acp.web.guard import Gate
     from crow_acp.web.listen import CannotListen
@@ -86,11 +110,15 @@ def serve_command(args: argparse.Namespace) -> int:
         max(args.header_timeout, 1.0),
     )
     commands = ClientCommands(args.allow_client_commands, frozenset(args.allow_client_command))
+    urls = ClientUrls(tuple(args.allow_client_url))
+    rules = ClientRules(commands, ClientBounds.of(_roots(args.root), args.max_mode), urls)
     gate = Gate.build(args.host, args.allowed_host, args.allowed_origin)
     config = load(args.model)
-    options = ServeOptions(
-        args.host, args.port, _protected(_token(args, config.home)), max(args.grace, 0.0), limits, gate, commands
-    )
+    _cap_mode(config, args.max_mode)
+    token, token_file = _token(args, config.home)
+    _protected(token)
+    announce = functools.partial(_announce, args.host, token_file, token)
+    options = ServeOptions(args.host, args.port, token, max(args.grace, 0.0), limits, gate, rules, announce)
     try:
         check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
     except TokenRequired as exc:
@@ -110,6 +138,11 @@ def serve_command(args: argparse.Namespace) -> int:
         asyncio.run(serve(lambda: _with_store(make_agent(), store), store, options))
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
+    finally:
+        if token_file is not None and token_file.path is not None and token is not None:
+            from crow_acp.web.token import remove_token_file
+
+            remove_token_file(token_file.path, token)
     return 0
 
 
@@ -122,16 +155,63 @@ def _protected(token: str | None) -> str | None:
     return token
 
 
-def _token(args: argparse.Namespace, home: Any) -> str | None:
-    """The operator's token (file, then environment), none with --no-token, else a generated one."""
-    from crow_acp.web.token import TokenError, generate_token_file, read_token_file
+def _roots(given: list[str]) -> list[str]:
+    for root in given:
+        if not os.path.isdir(os.path.expanduser(root)):
+            raise Exit(SETUP, f"--root {root}: not a directory")
+    return given or [os.getcwd()]
+
+
+def _cap_mode(config: Any, cap: str) -> None:
+    """[permissions] max_mode from --max-mode; a config default_mode above it starts at the cap instead."""
+    from crow_acp.config.tables import MODE_ORDER
+
+    permissions = config.permissions
+    if MODE_ORDER.index(permissions.max_mode) < MODE_ORDER.index(cap):
+        cap = permissions.max_mode  # the config's own cap is lower: it holds
+    if MODE_ORDER.index(permissions.default_mode) > MODE_ORDER.index(cap):
+        _warn(
+            f"crow serve: [permissions] default_mode {permissions.default_mode} is above --max-mode {cap}: "
+            f"sessions start in {cap}"
+        )
+        permissions.default_mode = cap
+    permissions.max_mode = cap
+
+
+@dataclass
+class _TokenFile:
+    """Where a generated token goes once the port is bound (never before: a clash would replace another's),
+    and where it went, to be removed at exit (a token file outliving its server would name a dead token)."""
+
+    home: Any
+    path: Any = None
+
+
+def _announce(host: str, token_file: _TokenFile | None, token: str | None, port: int) -> None:
+    from crow_acp.web.run import client_urls
+
+    if token_file is not None and token is not None:
+        from crow_acp.web.token import write_token_file
+
+        path = token_file.path = write_token_file(token_file.home, port, token)
+        _warn(
+            f"crow serve: clients must send 'Authorization: Bearer <token>'; the token is in {path} "
+            "(readable by you only)"
+        )
+    _warn(f"crow serve: clients connect to {client_urls(host, port)}")
+
+
+def _token(args: argparse.Namespace, home: Any) -> tuple[str | None, _TokenFile | None]:
+    """The operator's token (file, then environment), none with --no-token, else a generated one (with
+    where it will be written)."""
+    from crow_acp.web.token import TokenError, new_token, read_token_file
 
     if args.no_token:
         if args.token or args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
             raise Exit(
                 SETUP, "--no-token and a token (--token, --token-file or CROW_SERVE_TOKEN) contradict each other"
             )
-        return None
+        return None, None
     if args.token:
         _warn(
             "crow serve: --token puts the token on the command line, where every local user can read it (ps); "
@@ -139,19 +219,15 @@ def _token(args: argparse.Namespace, home: Any) -> str | None:
         )
         if not (token := args.token.strip()):
             raise Exit(SETUP, "--token is empty: give a token, or --no-token to serve without one (loopback only)")
-        return token
+        return token, None
     try:
         if args.token_file:
-            return read_token_file(args.token_file)
-        if token := os.environ.get("CROW_SERVE_TOKEN", "").strip():
-            return token
-        token, path = generate_token_file(home, args.port)
-    except (TokenError, OSError) as exc:
+            return read_token_file(args.token_file), None
+    except TokenError as exc:
         raise Exit(SETUP, str(exc)) from exc
-    _warn(
-        f"crow serve: clients must send 'Authorization: Bearer <token>'; the token is in {path} (readable by you only)"
-    )
-    return token
+    if token := os.environ.get("CROW_SERVE_TOKEN", "").strip():
+        return token, None
+    return new_token(), _TokenFile(home)
 
 
 def _warn(text: str) -> None:

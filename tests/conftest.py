@@ -48,7 +48,7 @@ def anyio_backend():
 @pytest.fixture
 def crow_home(tmp_path):
     home = tmp_path / "crow-home"
-    home.mkdir()
+    home.mkdir(mode=0o700)  # as crow makes it: a looser one is tightened, with a warning on stderr
     return home
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -49,9 +50,12 @@ async def crow_serve(
     token: str | None = TOKEN,
     client_commands: bool = True,
     preexec_fn: Any = None,
+    roots: tuple[str, ...] = (tempfile.gettempdir(),),
 ) -> AsyncIterator[Served]:
     """`python [PYTHON_ARGS] -m crow serve ARGS` on a free port, once /health answers 200: with `token` in
-    CROW_SERVE_TOKEN (None: none given), and letting clients start the test MCP servers (helpers.echo_stdio)."""
+    CROW_SERVE_TOKEN (None: none given), letting clients start the test MCP servers (helpers.echo_stdio),
+    and `--root` each of `roots` (the tests' sessions live in tmp_path)."""
+    args = (*(f"--root={root}" for root in roots), *args)
     if token is not None:
         env = {**env, "CROW_SERVE_TOKEN": token}
     if client_commands:

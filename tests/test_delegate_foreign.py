@@ -117,6 +117,27 @@ async def test_its_permission_question_goes_to_the_editor_and_fails_closed(
     assert problems(wire_messages(live)) == []
 
 
+async def test_its_options_show_names_that_agree_with_their_kinds(crow_home, tmp_path):
+    configure(crow_home, tmp_path / "member.jsonl")
+    async with ScriptedModel() as model:
+        model.default = by_prompt(model, {"go": parent_turn(to_reviewer("LIAR now", "call_l"))})
+        async with crow_for(crow_home, model, tmp_path, None) as crow:
+            crow.permission = choose("deny")
+            parent = await crow.new_session(str(tmp_path))
+            await crow.prompt(parent, "go")
+            live = list(crow.received)
+    [asked] = [p for m, _, p in sent(live) if m == "session/request_permission"]
+    shown = [(o["optionId"], o["name"], o["kind"]) for o in asked["options"]]
+    assert shown == [
+        ("deny", "Always allow", "allow_always"),  # a "Deny" that allows forever is shown as what it does
+        ("once", "Allow", "allow_once"),
+        ("fine", "Allow this time", "allow_once"),
+        ("no", "Reject", "reject_once"),
+        ("never", "No, never", "reject_always"),
+    ]
+    assert tool_results(asked_by(model, "go")[-1]) == {"call_l": "ALLOWED:deny"}  # the member's id, unchanged
+
+
 def plan_parent_turn(n: int) -> Reply:
     calls = [to_reviewer("ASK now", "call_ask"), to_reviewer("WRITE w.txt", "call_write")]
     return Reply(tool_calls=[calls[n]]) if n < len(calls) else Reply(text="PARENT-DONE")

@@ -141,7 +141,7 @@ async def test_a_servers_form_reaches_the_editor_and_the_answer_goes_back(tmp_pa
             assert (told is None) == (len(result.splitlines()) == 1) and (told is None or told in result), (n, result)
     params = questions(crow)[0]["params"]
     assert params["sessionId"] == sid and params["toolCallId"] == "call_0" and params["mode"] == "form"
-    assert params["message"] == "Seat for flight LH1?"
+    assert params["message"] == "The MCP server 'elicit' asks: Seat for flight LH1?"  # whose question it is
     assert params["requestedSchema"]["properties"]["seat"] == {
         "type": "string",
         "title": "Seat",
@@ -153,7 +153,10 @@ async def test_a_servers_form_reaches_the_editor_and_the_answer_goes_back(tmp_pa
     waiting = [
         u for u in crow.updates if u.get("toolCallId") == "call_0" and u.get("status") == "pending" and u.get("content")
     ]
-    assert waiting[0]["content"][0]["content"]["text"] == "Waiting for your answer: Seat for flight LH1?"
+    assert (
+        waiting[0]["content"][0]["content"]["text"]
+        == "Waiting for your answer: The MCP server 'elicit' asks: Seat for flight LH1?"
+    )
     assert problems(wire_messages(crow.received)) == []
     assert withdrawn(crow) == []  # every question was answered: none withdrawn
 
@@ -196,7 +199,8 @@ async def test_a_url_question(tmp_path, crow_home):
         assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
     params = dict(question["params"])
     assert params.pop("elicitationId")
-    assert params == {"sessionId": sid, "toolCallId": "call_u", "mode": "url", "message": "Sign in to continue",
+    assert params == {"sessionId": sid, "toolCallId": "call_u", "mode": "url",
+                      "message": "The MCP server 'elicit' asks (opens example.com): Sign in to continue",
                       "url": "https://example.com/login"}  # fmt: skip
     assert tool_result(model, "call_u") == 'server saw {"action": "accept", "content": null}'
     assert problems(wire_messages(crow.received)) == []
@@ -291,7 +295,8 @@ async def test_questions_of_parallel_calls_are_each_scoped_to_their_own_call(tmp
                 await reply_to(crow, question, {"action": "accept", "content": {"seat": seat, "name": "Ada"}})
             assert (await crow.answer(prompt))["result"]["stopReason"] == "end_turn"
     scoped = {q["params"]["toolCallId"]: q["params"]["message"] for q in questions(crow)}
-    assert scoped == {"call_A1": "Seat for flight A1?", "call_B2": "Seat for flight B2?"}
+    asks = "The MCP server 'elicit' asks: "
+    assert scoped == {"call_A1": asks + "Seat for flight A1?", "call_B2": asks + "Seat for flight B2?"}
     assert '"seat": "aisle"' in tool_result(model, "call_A1") and '"seat": "window"' in tool_result(model, "call_B2")
 
 

@@ -5,7 +5,6 @@ JSON nested 100,000 deep."""
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 import socket
 import stat
@@ -242,4 +241,4 @@ async def test_json_nested_too_deep_gets_invalid_request_not_a_crash(crow_home):
                     await socket.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
             async with over_ws(RecordingClient(), served) as conn:
-                assert (await conn.new_session(cwd=os.getcwd(), mcp_servers=[])).session_id, "the server serves on"
+                assert (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id, "the server serves on"

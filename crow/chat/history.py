@@ -40,7 +40,9 @@ class BoundedHistory(History):
 
     def store_string(self, string: str) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from crow_acp.config.private import private_dir
+
+            private_dir(self.path.parent)  # $CROW_HOME: 0700, as crow makes it everywhere
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as out:
                 out.write(json.dumps(redact(string)) + "\n")  # a pasted model key is not kept, as nowhere else

@@ -41,6 +41,7 @@ from .newer.elicitation import (
     CreateElicitationResponse,
     ElicitationSchema,
 )
+from .question_shown import form_too_big, real_host, shown_message, unsafe_text
 from .update_door import json_rpc
 
 log = logging.getLogger(__name__)
@@ -125,19 +126,28 @@ class EditorQuestions:
             return Answer(
                 "decline", note=f"{asked} the editor cannot show ({shown}); crow declined on the user's behalf."
             )
+        if why := unsafe_text(params.message):
+            return Answer("decline", note=f"{asked} with a message holding {why}; crow declined for the user.")
         request = CreateElicitationRequest(
             session_id=self.session_id, tool_call_id=call_id, mode=params.mode, message=params.message
         )
         if params.mode == "form":
+            if why := form_too_big(params.message, params.requested_schema):
+                return Answer("decline", note=f"{asked} with {why}; crow declined on the user's behalf.")
             try:
                 request.requested_schema = ElicitationSchema.model_validate(params.requested_schema)
             except ValidationError:
                 return Answer("decline", note=f"{asked} with a form that is not a flat object of simple fields; "
                               "crow declined on the user's behalf.")  # fmt: skip
+            request.message = shown_message(server, params.message)
         else:
-            if not params.url.startswith(("https://", "http://")):
-                return Answer("decline", note=f"{asked} at a URL that is not http(s); crow declined for the user.")
+            host, why = real_host(params.url)
+            if not params.url.startswith(("https://", "http://")) or why:
+                return Answer(
+                    "decline", note=f"{asked} at {why or 'a URL that is not http(s)'}; crow declined for the user."
+                )
             request.url, request.elicitation_id = params.url, params.elicitation_id or str(uuid.uuid4())
+            request.message = shown_message(server, params.message, host)
             if params.elicitation_id:
                 self._urls[(server, params.elicitation_id)] = request.elicitation_id
         return await self.ask(request)

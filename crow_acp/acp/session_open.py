@@ -76,6 +76,7 @@ class SessionOpener:
         self.options = options
         self.outbox = outbox
         self.editor = editor
+        self._loading: dict[str, asyncio.Event] = {}  # sessions being reopened: a prompt waits for them
         self._spawn = spawn
         self._prewarmed = False
         self.runs_tools = True
@@ -125,7 +126,9 @@ class SessionOpener:
         return fork_id
 
     async def live(self, session_id: str) -> Session:
-        """The session in memory; one evicted for room is opened again, as it was."""
+        """The session in memory (once a load under way is done); one evicted for room is opened again."""
+        if (loading := self._loading.get(session_id)) is not None:
+            await loading.wait()  # a prompt sent during its session/load waits for it, not -32002
         pool = self.sessions.pool
         if not self.sessions.is_open(session_id) and (opening := pool.evicted.get(session_id)):
             await self.reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
@@ -157,11 +160,16 @@ class SessionOpener:
         `prompt`: the client's system prompt, which replaces the stored one (None keeps it)."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
+        loaded = self._loading[session_id] = asyncio.Event()
         try:
             await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
         except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
             await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
             raise
+        finally:
+            loaded.set()
+            if self._loading.get(session_id) is loaded:
+                del self._loading[session_id]
 
     async def _abandon(self, session_id: str) -> None:
         """A reopen cut short: the session closed again and its lease given back, so a later load works."""

@@ -23,7 +23,7 @@ from acp.schema import (
 )
 
 from ..api import SlashCommand
-from ..policy.modes import MODE_IDS, MODES, Mode, current_mode, set_mode
+from ..policy.modes import MODE_IDS, MODES, Mode, allowed_modes, capped, current_mode, set_mode, within
 from . import thinking
 
 if TYPE_CHECKING:
@@ -71,12 +71,20 @@ class ModeOption:
 
     id = MODE_OPTION
 
-    def __init__(self, default: Mode) -> None:
-        self.default = default
+    def __init__(self, default: Mode, cap: Mode = "full_access") -> None:
+        self.default, self.cap = capped(default, cap), cap
+
+    def current(self, session: Session) -> Mode:
+        """The session's mode as it holds ([permissions] max_mode caps a stored one too)."""
+        return capped(current_mode(session, self.default), self.cap)
 
     def build(self, session: Session) -> list[Any]:
-        choices = [SessionConfigSelectOption(value=m.id, name=m.name, description=m.description) for m in MODES]
-        current = current_mode(session, self.default)
+        choices = [
+            SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+            for m in MODES
+            if within(m.id, self.cap)
+        ]
+        current = self.current(session)
         return [
             SessionConfigOptionSelect(
                 type="select", id=self.id, name="Mode", category="mode", current_value=current, options=choices
@@ -86,12 +94,19 @@ class ModeOption:
     def apply(self, session: Session, value: Any) -> None:
         if value not in MODE_IDS:
             raise RequestError.invalid_params({"configId": self.id, "value": value, "allowed": list(MODE_IDS)})
+        if not within(value, self.cap):
+            raise RequestError.invalid_params(
+                {"configId": self.id, "value": value, "allowed": allowed_modes(self.cap), "reason": self.above(value)}
+            )
         set_mode(session, value)
+
+    def above(self, value: str) -> str:
+        return f"mode {value!r} is above this server's cap, {self.cap!r} (crow serve --max-mode)"
 
     def state(self, session: Session) -> SessionModeState:
         """The same modes for the older API."""
-        modes = [SessionMode(id=m.id, name=m.name, description=m.description) for m in MODES]
-        return SessionModeState(current_mode_id=current_mode(session, self.default), available_modes=modes)
+        modes = [SessionMode(id=m.id, name=m.name, description=m.description) for m in MODES if within(m.id, self.cap)]
+        return SessionModeState(current_mode_id=self.current(session), available_modes=modes)
 
 
 class ThinkingOption:
@@ -110,7 +125,7 @@ class SessionOptions:
     """Every config option a session offers, in the order the editor shows them; changes acknowledged."""
 
     def __init__(self, models: Models, config: Config, sessions: OpenSessions, editor: EditorLink) -> None:
-        self.mode = ModeOption(config.permissions.default_mode)
+        self.mode = ModeOption(config.permissions.default_mode, config.permissions.max_mode)
         self.options: list[SessionOption] = [ModelOption(models), self.mode, ThinkingOption()]
         self._sessions = sessions
         self._editor = editor
@@ -125,7 +140,7 @@ class SessionOptions:
         option.apply(session, value)
 
     def mode_of(self, session: Session) -> Mode:
-        return current_mode(session, self.mode.default)
+        return self.mode.current(session)
 
     async def changed(self, session_id: str, *, mode: bool) -> None:
         """Tell the editor the session's options now (and its mode, for clients of the older API)."""
@@ -145,6 +160,8 @@ class SessionOptions:
             return f"Mode: {self.mode_of(session)}. Modes: {listing}."
         if wanted not in MODE_IDS:
             return f"Unknown mode {argument.strip()!r}. Modes: {listing}."
+        if not within(wanted, self.mode.cap):
+            return f"Not switched: {self.mode.above(wanted)}. Mode: {self.mode_of(session)}."
         self.mode.apply(session, wanted)
         await self.changed(session.id, mode=True)
         return f"Mode: {wanted}."

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .protected import DEFAULT_PROTECTED, check_pattern
 from .sections import Policy, Section
+
+MODE_ORDER = ("ask", "plan", "accept_edits", "auto", "full_access")
+"""The permission modes from the least permissive to the most (policy/modes.py), for `max_mode`."""
 
 
 class PermissionConfig(Section):
@@ -18,6 +21,9 @@ class PermissionConfig(Section):
     """Per-tool overrides; keys are tool names or fnmatch patterns such as "time__*"."""
     default_mode: Literal["ask", "accept_edits", "auto", "plan", "full_access"] = "ask"
     """The permission mode of a new session (the editor's mode picker or /mode changes it per session)."""
+    max_mode: Literal["ask", "accept_edits", "auto", "plan", "full_access"] = "full_access"
+    """The most permissive mode a session may have (ask < plan < accept_edits < auto < full_access); below
+    full_access no command runs outside the sandbox. `crow serve --max-mode` sets it (default auto)."""
     timeout: float = Field(default=600.0, gt=0)
     """Seconds to wait for the editor's answer to a permission request; then the call is refused."""
     protected: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
@@ -31,6 +37,12 @@ class PermissionConfig(Section):
     @classmethod
     def _check_protected(cls, value: list[str]) -> list[str]:
         return [check_pattern(pattern) for pattern in value]
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> PermissionConfig:
+        if MODE_ORDER.index(self.default_mode) > MODE_ORDER.index(self.max_mode):
+            raise ValueError(f"default_mode {self.default_mode!r} is above max_mode {self.max_mode!r}")
+        return self
 
 
 class SandboxConfig(Section):
@@ -129,3 +141,7 @@ class DelegateConfig(Section):
     """The helpers `delegate` may use, the first by default; "crow" is a crow sub-agent."""
     max_depth: int = Field(2, ge=1, le=8)
     """Levels of delegation below the editor's session: a helper that deep gets no `delegate` tool."""
+    max_helpers: int = Field(16, ge=0)
+    """Helper sessions one editor prompt may start, at every depth together; more delegate calls are refused."""
+    max_helper_calls: int = Field(200, ge=0)
+    """Model calls one editor prompt's helpers may make together; a helper past it stops with the reason."""

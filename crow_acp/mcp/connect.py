@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -49,6 +50,9 @@ async def _transport(spec: ServerSpec, cwd: str, call_timeout: float, stack: Asy
         from .stdio import stdio_transport
 
         return stdio_transport(spec, cwd)
+    from .address_guard import active
+
+    guard = active() if spec.from_client else None  # a crow serve client's server: its addresses checked
     if spec.transport == "sse":
         from mcp.client.sse import sse_client
 
@@ -59,7 +63,7 @@ async def _transport(spec: ServerSpec, cwd: str, call_timeout: float, stack: Asy
             headers=spec.headers,
             timeout=30,
             sse_read_timeout=24 * 3600,
-            httpx_client_factory=http_client,
+            httpx_client_factory=functools.partial(http_client, guard=guard),
         )
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
@@ -67,7 +71,7 @@ async def _transport(spec: ServerSpec, cwd: str, call_timeout: float, stack: Asy
     from .http import http_client
 
     timeout = httpx2.Timeout(30, read=call_timeout + 30)
-    http = await stack.enter_async_context(http_client(headers=spec.headers, timeout=timeout))
+    http = await stack.enter_async_context(http_client(headers=spec.headers, timeout=timeout, guard=guard))
     return streamable_http_client(spec.url or "", http_client=http)
 
 

@@ -10,6 +10,10 @@ set for that task, names the call exactly. An older server's question is a reque
 the wire that does not say which call it belongs to: with one call in flight it is that one; with
 several, the question is scoped to the session. A call that ends (done, cancelled, timed out)
 cancels its open questions.
+
+A call has one question open at a time, and asks at most MAX_PER_CALL in all (a server's call that
+asked 300 at once put 300 dialogs before the user); a question without a call, one per server at a
+time. The others are declined on the user's behalf, and the model is told.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from ..plugin.session import ToolTimer
 
 log = logging.getLogger(__name__)
 
+MAX_PER_CALL = 8
+
 
 @dataclass(eq=False)
 class CallScope:
@@ -37,6 +43,8 @@ class CallScope:
     """The call's open questions: cancelled when the call ends."""
     timer: ToolTimer = field(default_factory=ToolTimer)
     """The loop's limit on the call, paused while the user answers (timeouts.elicitation bounds that)."""
+    asked: int = 0
+    """Questions the call has put to the user so far."""
 
     def close(self) -> None:
         for question in self.questions:
@@ -63,6 +71,18 @@ class Elicitations:
         self.server = server
         self.elicitor: Elicitor | None = None
         self.in_flight: list[CallScope] = []
+        self._unscoped: asyncio.Future[Any] | None = None
+
+    def _over_bound(self, scope: CallScope | None) -> str | None:
+        """Why one more question of this server may not reach the user now, or None."""
+        asked = f"The MCP server {self.server!r} asked another question"
+        if scope is None:
+            return f"{asked} while one was open; crow declined it." if self._unscoped is not None else None
+        if scope.questions:
+            return f"{asked} while one of this call was open; crow declined it (one at a time)."
+        if scope.asked >= MAX_PER_CALL:
+            return f"{asked} after {MAX_PER_CALL} in this call; crow declined it."
+        return None
 
     async def callback(self, context: Any, params: Any) -> Any:
         """The MCP client's elicitation_callback: the question runs as a task the waiting call can cancel."""
@@ -71,9 +91,17 @@ class Elicitations:
         scope = current_call.get() or (self.in_flight[0] if len(self.in_flight) == 1 else None)
         if self.elicitor is None:
             return ElicitResult(action="decline")
+        if (why := self._over_bound(scope)) is not None:
+            log.warning("MCP server %r: %s", self.server, why)
+            if scope is not None and why not in scope.notes:
+                scope.notes.append(why)
+            return ElicitResult(action="decline")
         question = asyncio.ensure_future(self.elicitor.elicit(self.server, params, scope))
         if scope is not None:
             scope.questions.add(question)
+            scope.asked += 1
+        else:
+            self._unscoped = question
         try:
             await asyncio.wait({question})  # the call ending cancels the question, not this callback
         except asyncio.CancelledError:  # the client itself is closing
@@ -82,6 +110,8 @@ class Elicitations:
         finally:
             if scope is not None:
                 scope.questions.discard(question)
+            elif self._unscoped is question:
+                self._unscoped = None
         if question.cancelled():  # its tool call ended (cancelled or timed out): the server is told cancel
             log.info("MCP server %r: its question was cancelled with its tool call", self.server)
             return ElicitResult(action="cancel")

@@ -9,26 +9,39 @@ A compressed body is left alone (the SDK's error, or crow's inbox, still ends su
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
 from .relay import StreamRepair
 
+if TYPE_CHECKING:
+    from .address_guard import ClientUrls
+
 
 def http_client(
-    headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: Any = None
+    headers: dict[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: Any = None,
+    *,
+    guard: ClientUrls | None = None,
 ) -> httpx2.AsyncClient:
-    """The MCP SDK's client factory, with repaired answers (the SDK's defaults otherwise)."""
+    """The MCP SDK's client factory, with repaired answers (the SDK's defaults otherwise); with `guard`, a
+    crow serve client's server, reached only at the addresses address_guard.py allows."""
     from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
     timeout = timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=RepairingTransport())
+    inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+    if guard is not None:
+        from .address_guard import GuardedTransport
+
+        inner = GuardedTransport.build(guard, inner)
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=RepairingTransport(inner))
 
 
 class RepairingTransport(httpx2.AsyncBaseTransport):
-    def __init__(self) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)

@@ -24,6 +24,8 @@ class ServerSpec:
     confine: list[str] | str | None = None
     """A sandboxed stdio server: the argv its command runs behind, or why it cannot be sandboxed (it does
     not start then); None: not sandboxed."""
+    from_client: bool = False
+    """Named by the editor (ACP session/new), not config.toml: under crow serve, its URL is guarded."""
 
 
 Confine = Callable[["McpServerConfig"], "list[str] | str"]
@@ -66,7 +68,7 @@ def _from_acp(server: Any) -> ServerSpec:
         return ServerSpec(server.name, server.command, list(server.args or []), env)
     if isinstance(server, HttpMcpServer | SseMcpServer):
         headers = {item.name: item.value for item in server.headers or []}
-        return ServerSpec(server.name, url=server.url, transport=server.type, headers=headers)
+        return ServerSpec(server.name, url=server.url, transport=server.type, headers=headers, from_client=True)
     # crow advertises http and sse (capabilities.py); anything else is the client's mistake, said plainly
     name, kind = getattr(server, "name", "?"), getattr(server, "type", type(server).__name__)
     raise RequestError.invalid_params({"mcpServers": f"MCP server {name!r}: transport {kind!r} is not supported"})

@@ -24,6 +24,7 @@ from ..acp.newer.subagents import idle_state, running_state, session_message, su
 from ..acp.update_door import send_update
 from ..policy.modes import Mode
 from .conn import CHILD_DROPPED
+from .delegate_budget import Budget
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class Delegation:
     directories: list[str]
     subagents: bool
     """The editor opted in to subagents: the child is shown as a child session."""
+    budget: Budget | None = None
+    """What the prompt it serves may still spend on helpers (delegate_budget.py); None: unbounded."""
     said: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     """The child's words and tool-call titles, for the summary a client without child sessions sees."""

@@ -43,6 +43,7 @@ from ..plugin.hooks import Callback
 from ..plugin.session import SessionAccess, ToolContext
 from ..tools import FunctionTool
 from .child_conn import ChildConnection, Delegation, push
+from .delegate_budget import BudgetedModel, budget_of, enter, leave
 
 NAME = "delegate"
 LINKS = "delegations"
@@ -100,6 +101,10 @@ class AgentHelper:
         directories = delegation.directories or None
         sid = str((await agent.new_session(delegation.cwd, [], directories)).session_id)
         agent.set_mode(sid, delegation.mode)  # the parent's: never more permissive
+        if (budget := delegation.budget) is not None:  # its model calls, and its own delegations, count
+            session = agent.sessions[sid]
+            session.model = BudgetedModel(session.model, budget)
+            enter(sid, budget)
         await conn.attach(sid, delegation)
         stop, error = "cancelled", None
         try:
@@ -114,6 +119,7 @@ class AgentHelper:
                 await conn.detach(sid, stop, error)
                 answer = agent.access(sid).get_summary() if agent.is_open(sid) else ""
                 await agent.close_session(session_id=sid)
+                leave(sid)
         return answer, sid
 
     async def shutdown(self) -> None:
@@ -132,6 +138,11 @@ def delegate_callback(parent: AcpAgent, agents: list[str], resolve: Resolver) ->
             await replay_delegations(parent, session)
 
     return offer
+
+
+def budget_reset(session: SessionAccess, **_: Any) -> None:
+    """end_turn (and end_session): the next prompt of this session gets a new delegation budget."""
+    leave(session.session_id)
 
 
 async def replay_delegations(parent: AcpAgent, session: SessionAccess) -> None:
@@ -165,6 +176,10 @@ def delegate_tool(parent: AcpAgent, agents: list[str], resolve: Resolver) -> Fun
         if target is None:
             return ToolResult(f"no helper {name!r}; available: {', '.join(agents)}", is_error=True)
         session = context.session
+        settings = parent.config.delegate
+        budget = budget_of(session.session_id, settings.max_helpers, settings.max_helper_calls)
+        if (refused := budget.take_helper()) is not None:
+            return ToolResult(refused, is_error=True)
         delegation = Delegation(
             parent_sid=session.session_id,
             call_id=context.call_id,
@@ -174,6 +189,7 @@ def delegate_tool(parent: AcpAgent, agents: list[str], resolve: Resolver) -> Fun
             cwd=session.cwd,
             directories=list(session.additional_directories),
             subagents=parent.editor.features.subagents,
+            budget=budget,
         )
         try:
             answer, child = await target.run(delegation)

@@ -13,6 +13,10 @@ and is enforced by the permission policy (permissions.py), the last before_tool 
     full_access   nothing asks and commands run outside the sandbox; deny rules from config still hold
 
 Where the sandbox cannot run, auto and plan ask for every command, as ask does.
+
+`[permissions] max_mode` (`crow serve --max-mode`) caps them, in the order ask < plan < accept_edits
+< auto < full_access: a session's mode above the cap (stored, set, or the default) acts as the cap,
+and below full_access no command runs outside the sandbox, whatever a question's answer says.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from ..config.tables import MODE_ORDER
 from ..tools import FunctionTool
 from .plan_words import denial_word
 
@@ -33,6 +38,21 @@ if TYPE_CHECKING:
 Mode = Literal["ask", "accept_edits", "auto", "plan", "full_access"]
 MODE_IDS: tuple[Mode, ...] = get_args(Mode)
 CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
+RANK: dict[str, int] = {mode: rank for rank, mode in enumerate(MODE_ORDER)}
+"""How permissive each mode is, for `max_mode`."""
+
+
+def within(mode: str, cap: Mode) -> bool:
+    return mode in RANK and RANK[mode] <= RANK[cap]
+
+
+def capped(mode: Mode, cap: Mode) -> Mode:
+    """The mode that holds under the cap: itself, or the cap when it is more permissive."""
+    return mode if within(mode, cap) else cap
+
+
+def allowed_modes(cap: Mode) -> list[Mode]:
+    return [mode for mode in MODE_IDS if within(mode, cap)]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from ..config import PermissionConfig, Policy, SandboxConfig, crow_home
 from ..config.protected import ProtectedPaths
 from ..events import ToolView
-from .modes import Mode, current_mode, edit_inside_roots, plan_refusal
+from .modes import Mode, capped, current_mode, edit_inside_roots, plan_refusal
 from .remembered import always_label, command_of, is_remembered, remember
 from .sandboxing import OUTSIDE, SandboxPolicy, is_sandboxed
 from .write_targets import protected_write
@@ -92,12 +92,14 @@ class Permissions:
         policy = policy_for(self.config, tool)
         if policy == "deny":
             return f"The tool {tool.name!r} is denied by the permission policy."
-        mode, view = current_mode(session, self.config.default_mode), call.view or ToolView(tool.name)
+        mode, view = self.mode(session), call.view or ToolView(tool.name)
         escalates, unusable = False, None
         if is_sandboxed(tool):
             unusable = await self.sandbox.unusable(session)
             call.sandbox = self.sandbox.wanted(call.args or {}) if unusable is None else OUTSIDE
             escalates = self.sandbox.escalates(call.sandbox)
+            if call.sandbox.level == "off" and not self.may_leave:
+                return _capped_refusal(self.config.max_mode, unusable)
             if mode == "plan" and not escalates:
                 call.sandbox = self.sandbox.read_only()
                 return None  # plan mode explores with commands that can change nothing
@@ -120,7 +122,17 @@ class Permissions:
         sandbox = None
         if is_sandboxed(tool):
             sandbox = f"outside the sandbox: {unusable}" if unusable else call.sandbox.describe()
-        return await self._ask(session, call, tool, preview, Asked(mode, command, protected, sandbox, not escalates))
+        may_leave = not escalates and self.may_leave
+        return await self._ask(session, call, tool, preview, Asked(mode, command, protected, sandbox, may_leave))
+
+    @property
+    def may_leave(self) -> bool:
+        """Whether any command may run outside the sandbox: only under a cap of full access."""
+        return self.config.max_mode == "full_access"
+
+    def mode(self, session: Session) -> Mode:
+        """The session's mode as it holds: the stored one, capped at [permissions] max_mode."""
+        return capped(current_mode(session, self.config.default_mode), self.config.max_mode)
 
     async def _ask(
         self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None, asked: Asked
@@ -149,7 +161,7 @@ class Permissions:
         chosen = _chosen(response, offered)
         if isinstance(chosen, str):
             return chosen
-        now = current_mode(session, self.config.default_mode)
+        now = self.mode(session)
         if now != asked.mode:  # the question was asked under another mode: the new one decides
             return _after_mode_change(now, tool, view)
         if chosen.kind == "allow_always":
@@ -170,6 +182,14 @@ class Asked:
     """How a command would run (sandboxed, or outside the sandbox and why), for the question."""
     may_leave: bool = False
     """A sandboxed command: the question also offers to run it outside the sandbox."""
+
+
+def _capped_refusal(cap: Mode, unusable: str | None) -> str:
+    why = f"the sandbox cannot run here ({unusable}), and " if unusable else ""
+    return (
+        f"Not run: {why}this server caps the permission mode at {cap!r}, so no command runs outside the sandbox. "
+        'Run it sandboxed (without `"sandbox": "off"`), or ask the operator for `--max-mode full_access`.'
+    )
 
 
 def _title(title: str, asked: Asked) -> str:

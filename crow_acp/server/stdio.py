@@ -11,7 +11,6 @@ import logging
 import os
 import signal
 import sys
-from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,9 @@ def configure_logging(log_dir: Path, *, stderr: bool = True) -> None:
     level, problem = log_level()
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)] if stderr else []
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        handlers.append(RotatingFileHandler(log_dir / "crow.log", maxBytes=5_000_000, backupCount=3))
+        from ..config.private import PrivateLog
+
+        handlers.append(PrivateLog(log_dir, max_bytes=5_000_000, backups=3))  # 0600 in a 0700 directory
     except OSError as exc:
         sys.stderr.write(f"crow: cannot write logs to {log_dir}: {exc}\n")
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers)

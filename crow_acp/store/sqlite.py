@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..config.private import private_dir, private_file, tighten_existing
 from .protocol import Owner, StoreError
 from .schema import CREATE_V2, V1_TO_V2, VERSION, newer_than_known, statements
 from .sql import SqlStore, storable
@@ -53,7 +54,12 @@ class SqliteDb:
 
 
 def open_db(path: Path) -> SqliteDb:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The store at `path`, its user's alone: $CROW_HOME 0700, the file 0600 before SQLite opens it (its
+    -wal and -shm take the database's mode), and ones an older crow left open to others tightened."""
+    private_dir(path.parent)
+    private_file(path)
+    for suffix in ("-wal", "-shm"):
+        tighten_existing(path.with_name(path.name + suffix))
     db = SqliteDb(path)
     _wal(db)
     db.execute("PRAGMA synchronous=NORMAL")

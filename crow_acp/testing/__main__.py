@@ -21,10 +21,13 @@ from pathlib import Path
 from . import Reply, ScriptedModel
 from .script import ScriptError, load_script
 
+DEFAULT_PORT = 8766
+"""Not 8765, `crow serve`'s: the two run side by side in a demo."""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m crow_acp.testing", description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, help="default 8765; with a COMMAND, a free port")
+    parser.add_argument("--port", type=int, help="default 8766 (crow serve has 8765); with a COMMAND, a free port")
     parser.add_argument("--script", type=Path, help="a JSON list of replies (see crow_acp/testing/script.py)")
     parser.add_argument("--text", default="hello from the scripted model", help="the reply, without --script")
     parser.add_argument("--reasoning", default="")
@@ -46,13 +49,13 @@ def main(argv: list[str] | None = None) -> int:
             reply.delay = args.delay
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     served = iter(range(sys.maxsize))
-    port = args.port if args.port is not None else (0 if command else 8765)
+    port = args.port if args.port is not None else (0 if command else DEFAULT_PORT)
     model = ScriptedModel(default=lambda request: replies[next(served) % len(replies)], model=args.model, port=port)
     try:
         model.start()
     except OSError as exc:
         why = "the port is already in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
-        sys.stderr.write(f"crow_acp.testing: cannot listen on 127.0.0.1:{args.port}: {why}; choose another --port\n")
+        sys.stderr.write(f"crow_acp.testing: cannot listen on 127.0.0.1:{port}: {why}; choose another --port\n")
         return 1
     if command:
         try:

@@ -32,7 +32,7 @@ from acp.meta import AGENT_METHODS
 
 from ..acp.agent import AcpAgent
 from ..acp.routes import agent_connection
-from .client_servers import ClientCommands
+from .bounds import ClientRules
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair
 
@@ -51,9 +51,7 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(
-        self, connection_id: str, agent: ServedAgent, max_requests: int, client_commands: ClientCommands
-    ) -> None:
+    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, rules: ClientRules) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = transport_pair()
@@ -76,7 +74,7 @@ class CrowConnection(ConnectionState):
         self.prompts: dict[str, str] = {}
         """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
-        self.client_commands = client_commands
+        self.rules = rules
         self._registered: dict[str, asyncio.Event] = {}
         self.activity = Activity()
 
@@ -114,10 +112,12 @@ class CrowConnection(ConnectionState):
         return self._registered.setdefault(session_id, asyncio.Event())
 
     async def deliver_to_agent(self, message: dict[str, Any]) -> None:
-        if "method" in message and (refused := self.client_commands.refusal(message)) is not None:
-            if "id" in message:  # a notification naming a command is dropped: it has no one to answer
-                await super()._route_response({"jsonrpc": "2.0", "id": message["id"], "error": refused})
-            return
+        if "method" in message:
+            message, refused = self.rules.admit(message)
+            if refused is not None:
+                if "id" in message:  # a refused notification is dropped: it has no one to answer
+                    await super()._route_response({"jsonrpc": "2.0", "id": message["id"], "error": refused})
+                return
         key = message_id_key(message.get("id")) if "method" in message else None
         if key is not None:
             if len(self.in_flight) >= self.max_requests:
@@ -159,13 +159,13 @@ class CrowRegistry(ConnectionRegistry):
         make_agent: Callable[[], ServedAgent],
         max_connections: int,
         max_requests: int,
-        client_commands: ClientCommands,
+        rules: ClientRules,
     ) -> None:
         super().__init__()
         self.make_agent = make_agent
         self.max_connections = max_connections
         self.max_requests = max_requests
-        self.client_commands = client_commands
+        self.rules = rules
 
     @property
     def connections(self) -> list[CrowConnection]:
@@ -175,7 +175,7 @@ class CrowRegistry(ConnectionRegistry):
         return len(self._connections) >= self.max_connections
 
     def create(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.client_commands))
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules))
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
         return self.create()  # every connection is multiplexed (see the module's docstring)
@@ -195,10 +195,10 @@ class CrowServer(AcpServer):
         *,
         max_connections: int,
         max_requests: int,
-        client_commands: ClientCommands,
+        rules: ClientRules,
     ) -> None:
         super().__init__(lambda conn: cast(Any, make_agent()))
-        self._registry = CrowRegistry(make_agent, max_connections, max_requests, client_commands)
+        self._registry = CrowRegistry(make_agent, max_connections, max_requests, rules)
 
     @property
     def crow_registry(self) -> CrowRegistry:

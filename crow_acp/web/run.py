@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..store import SessionStore
 from .app import CrowApp, Limits
-from .client_servers import ClientCommands
+from .bounds import ClientRules
 from .connection import CrowRegistry, CrowServer, ServedAgent
 from .guard import Gate
 from .listen import listen
@@ -43,11 +43,18 @@ class ServeOptions:
     """Seconds running turns get to finish after SIGTERM before they are cancelled."""
     limits: Limits = field(default_factory=Limits)
     gate: Gate = field(default_factory=lambda: Gate.build("127.0.0.1"))
-    client_commands: ClientCommands = field(default_factory=ClientCommands)
+    rules: ClientRules = field(default_factory=ClientRules)
+    """What clients may name: commands, directories (--root), modes (--max-mode)."""
+    announce: Callable[[int], None] | None = None
+    """Called with the port once it is bound (crow serve then writes its token file and prints the URLs)."""
 
 
 class TokenRequired(ConfigError):
-    """--no-token beyond loopback."""
+    """--no-token, or a token too short to withstand guessing, beyond loopback."""
+
+
+MIN_TOKEN = 32
+"""Characters a token needs beyond loopback (crow's generated ones have 43)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -65,6 +72,12 @@ def check_token(options: ServeOptions) -> None:
             f"crow serve listens on {options.host}, beyond this machine: --no-token is for loopback only; "
             "set CROW_SERVE_TOKEN or --token-file, or let crow generate one"
         )
+    if options.token is not None and len(options.token) < MIN_TOKEN and not is_loopback(options.host):
+        raise TokenRequired(
+            f"crow serve listens on {options.host}, beyond this machine: the token has {len(options.token)} "
+            f"characters, and it needs at least {MIN_TOKEN}; let crow generate one, or make one with "
+            "`python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+        )
 
 
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
@@ -73,7 +86,7 @@ def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, option
         make_agent,
         max_connections=limits.max_connections,
         max_requests=limits.max_requests,
-        client_commands=options.client_commands,
+        rules=options.rules,
     )
     return CrowApp(server, store, token=options.token, limits=limits, gate=options.gate)
 
@@ -83,6 +96,9 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
     import uvicorn
 
     check_token(options)
+    from ..mcp.address_guard import guard_client_urls
+
+    guard_client_urls(options.rules.urls)  # every client-named HTTP/SSE MCP server: its addresses checked
     await store.ping()  # a bad URL or a database that is down fails here, before any client connects
     app = build_app(make_agent, store, options)
     max_sockets, backlog = socket_budget()
@@ -99,8 +115,17 @@ async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, opti
         http=guarded_protocol(options.limits.header_timeout, max_sockets),
     )
     sockets = listen(options.host, options.port)  # a taken port is one line (listen.py), not uvicorn's
-    log.info("listening on %s port %d", options.host, options.port)
+    port = sockets[0].getsockname()[1]
+    log.info("listening on %s port %d", options.host, port)
+    if options.announce is not None:
+        options.announce(port)
     await GracefulServer(config, app, store, options.grace).serve(sockets)
+
+
+def client_urls(host: str, port: int) -> str:
+    """The endpoint as clients name it: Streamable HTTP and WebSocket."""
+    name = f"[{host.strip('[]')}]" if ":" in host else host
+    return f"http://{name}:{port}/acp (Streamable HTTP) and ws://{name}:{port}/acp (WebSocket)"
 
 
 class GracefulServer:

@@ -12,6 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
+from ..config.private import private_dir
 from ..errors import ConfigError
 
 
@@ -29,10 +30,19 @@ def read_token_file(path: str) -> str:
     return token
 
 
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 def generate_token_file(home: Path, port: int) -> tuple[str, Path]:
     """A new token, written to $CROW_HOME/serve-<port>.token readable by this user only."""
-    home.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
+    token = new_token()
+    return token, write_token_file(home, port, token)
+
+
+def write_token_file(home: Path, port: int, token: str) -> Path:
+    """`token` into $CROW_HOME/serve-<port>.token, readable by this user only ($CROW_HOME private too)."""
+    private_dir(home)
     final = home / f"serve-{port}.token"
     temporary = home / f".serve-{port}.token.{secrets.token_hex(8)}"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -43,4 +53,13 @@ def generate_token_file(home: Path, port: int) -> tuple[str, Path]:
     except BaseException:  # not a catch: whatever stops the write, no half-written token file stays, re-raised
         temporary.unlink(missing_ok=True)
         raise
-    return token, final
+    return final
+
+
+def remove_token_file(path: Path, token: str) -> None:
+    """At exit: the token file goes, unless another server has written its own there since."""
+    try:
+        if path.read_text(encoding="utf-8").strip() == token:
+            path.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass  # gone already, or not ours to read: nothing to remove

@@ -116,6 +116,21 @@ class Member:
         await self.say(sid, f"ALLOWED:{outcome.option_id}" if outcome.outcome == "selected" else "REJECTED")
         return "end_turn"
 
+    async def do_liar(self, sid: str, rest: str) -> str:
+        """Options whose names lie about their kinds, beside honest ones."""
+        options = [
+            PermissionOption(option_id="deny", name="Deny", kind="allow_always"),
+            PermissionOption(option_id="once", name="Allow always", kind="allow_once"),
+            PermissionOption(option_id="fine", name="Allow this time", kind="allow_once"),
+            PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            PermissionOption(option_id="never", name="No, never", kind="reject_always"),
+        ]
+        call = ToolCallUpdate(tool_call_id="call_1", title="Delete everything", kind="delete", status="pending")
+        answer = await self.conn.request_permission(session_id=sid, tool_call=call, options=options)
+        outcome = answer.outcome
+        await self.say(sid, f"ALLOWED:{outcome.option_id}" if outcome.outcome == "selected" else "REJECTED")
+        return "end_turn"
+
     async def do_read(self, sid: str, rest: str) -> str:
         try:
             answer = await self.conn.read_text_file(path=rest, session_id=sid)

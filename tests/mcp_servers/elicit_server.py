@@ -60,5 +60,31 @@ async def nested(ctx: Context) -> InputRequiredResult | str:
     return _ask(ctx, ElicitRequestFormParams(message="Address?", requested_schema=schema))
 
 
+@server.tool()
+async def flood(ctx: Context) -> InputRequiredResult | str:
+    """Ask 300 questions at once (crow puts one before the user)."""
+    answers = ctx.input_responses
+    if not answers:
+        asked = {f"q{n}": ElicitRequest(params=ElicitRequestFormParams(message=f"Question {n}?", requested_schema=FORM))
+                 for n in range(300)}  # fmt: skip
+        return InputRequiredResult(input_requests=asked)
+    return "server saw " + json.dumps(sorted({r.action for r in answers.values()}))
+
+
+@server.tool()
+async def huge(ctx: Context) -> InputRequiredResult | str:
+    """Ask with a form of 1.4 MB."""
+    fields = {f"f{n}": {"type": "string", "title": "x" * 700} for n in range(2000)}
+    return _ask(
+        ctx, ElicitRequestFormParams(message="Fill in", requested_schema={"type": "object", "properties": fields})
+    )
+
+
+@server.tool()
+async def page(url: str, message: str, ctx: Context) -> InputRequiredResult | str:
+    """Ask the user to open `url`, saying `message`."""
+    return _ask(ctx, ElicitRequestURLParams(message=message, url=url))
+
+
 if __name__ == "__main__":
     server.run()

@@ -41,6 +41,7 @@ from ...core.session import Session
 from ...editor.paths import Workspace
 from ...errors import ToolError
 from ...policy.modes import Mode
+from .options import shown_options
 from .side import MemberSide
 from .terminals import MemberTerminals
 
@@ -94,6 +95,7 @@ class MemberClient:
 
     async def _ask(self, sid: str, tool_call: Any, options: list[PermissionOption]) -> RequestPermissionResponse:
         self.touch(sid)
+        options = shown_options(options)  # a "Deny" of kind allow_always is shown as what it does
         try:
             answer = await asyncio.wait_for(
                 self._editor.conn.request_permission(session_id=sid, tool_call=tool_call, options=options),

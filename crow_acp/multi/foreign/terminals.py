@@ -45,7 +45,6 @@ from ...editor.terminal import CLIENT_OUTPUT_BYTES, QUIET_ENV, SHELL, terminal_t
 from ...editor.terminal_sandbox import did_not_start, mark_unavailable, terminal_argv
 from ...errors import ToolError
 from ...events import ToolView
-from ...policy.modes import current_mode
 from ...policy.permissions import Permissions
 from .side import MemberSide
 
@@ -233,4 +232,4 @@ class MemberTerminals:
         return call.sandbox
 
     def _mode(self, session: Session) -> str:
-        return current_mode(session, self._permissions.config.default_mode)
+        return self._permissions.mode(session)
