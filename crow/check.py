@@ -202,6 +202,26 @@ def _sandbox(report: Report, config: Any) -> None:
         report.warn("until then auto and plan modes ask for every command, as ask mode does")
     else:
         report.ok(f"bubblewrap works: commands run sandboxed, network {'on' if config.sandbox.network else 'off'}")
+        _confinement(report)
+
+
+def _confinement(report: Report) -> None:
+    """Who crow runs as and what the sandbox does about it; whether unix sockets stay out of reach."""
+    from crow_acp.editor import seccomp
+
+    if os.geteuid() == 0:
+        report.ok(
+            "crow runs as root: sandboxed commands run in a user namespace of their own with every capability "
+            "dropped (no mount, umount or unshare inside)"
+        )
+    else:
+        report.ok("crow runs as an ordinary user: sandboxed commands run in a user namespace, every capability dropped")
+    if why := seccomp.unavailable():
+        report.warn(why)
+    else:
+        report.ok(
+            "no unix socket inside the sandbox: /run, /tmp and $XDG_RUNTIME_DIR are private, socket(AF_UNIX) refused"
+        )
 
 
 @contextmanager

@@ -116,6 +116,7 @@ def serve_command(args: argparse.Namespace) -> int:
     config = load(args.model)
     _cap_mode(config, args.max_mode)
     token, token_file = _token(args, config.home)
+    _protected(token)
     announce = functools.partial(_announce, args.host, token_file, token)
     options = ServeOptions(args.host, args.port, token, max(args.grace, 0.0), limits, gate, rules, announce)
     try:
@@ -143,6 +144,15 @@ def serve_command(args: argparse.Namespace) -> int:
 
             remove_token_file(token_file.path, token)
     return 0
+
+
+def _protected(token: str | None) -> str | None:
+    """The token, registered as a secret: redacted from the wire, the store, the logs and model requests."""
+    from crow_acp.util.secrets import protect_value
+
+    if token:
+        protect_value(token)
+    return token
 
 
 def _roots(given: list[str]) -> list[str]:

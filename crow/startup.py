@@ -58,18 +58,11 @@ def env_warnings() -> list[str]:
 
 def store_location(config: Any) -> str:
     """The session store in use, as a user may see it: SQLite's path, or the database URL without its password."""
-    from urllib.parse import urlsplit
-
     from crow_acp.store import store_url
+    from crow_acp.util.secrets import hide_url_password
 
     url = store_url(config)
-    if url is None:
-        return f"{config.db_path} (SQLite)"
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return parts._replace(netloc=user + parts.netloc.rsplit("@", 1)[1]).geturl()
+    return f"{config.db_path} (SQLite)" if url is None else hide_url_password(url)
 
 
 async def store_problem(config: Any) -> str | None:

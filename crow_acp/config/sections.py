@@ -125,6 +125,8 @@ class AgentConfig(Section):
     """The program and its arguments, as a list: `["codex-acp"]`."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables added for it (crow's model keys are never passed on their own)."""
+    env_inherit: list[str] = Field(default_factory=list)
+    """Variables it inherits from crow's environment besides the allow list (its own key: ANTHROPIC_API_KEY)."""
     url: str | None = None
     """A `crow serve` (or any ACP agent) over WebSocket: ws://host:port/acp or wss://…."""
     token_env: str | None = Field(None, min_length=1)
@@ -143,8 +145,8 @@ class AgentConfig(Section):
     def _one_kind(self) -> AgentConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("needs exactly one of `command` (a list: the agent crow starts) or `url` (a remote agent)")
-        if self.url is not None and self.env:
-            raise ValueError("`env` is for a `command`, not for a `url`")
+        if self.url is not None and (self.env or self.env_inherit):
+            raise ValueError("`env` is for a `command`, not for a `url` (`env_inherit` too)")
         if self.command is not None and self.token_env:
             raise ValueError("`token_env` is for a `url`, not for a `command`")
         return self

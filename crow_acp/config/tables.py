@@ -61,7 +61,14 @@ class SandboxConfig(Section):
     cpu_seconds: int = Field(300, ge=1)
     """CPU seconds each process of a command may use."""
     memory_mb: int = Field(4096, ge=16)
-    """Address space of each process of a command, in MiB."""
+    """Address space of each process of a command, in MiB; also the size of its private /tmp."""
+    inherit: Literal["core", "all"] = "core"
+    """What commands, MCP servers and members inherit of crow's environment: the core allow list (locale,
+    PATH, HOME, TERM, proxies, toolchain homes), or all of it but secrets and agent sockets."""
+    env_inherit: list[str] = Field(default_factory=list)
+    """More variables (fnmatch patterns) children inherit, whatever their names."""
+    home_visible: list[str] = Field(default_factory=list)
+    """Paths below $HOME shown (read-only) to sandboxed commands besides the toolchain directories."""
 
 
 class SessionsConfig(Section):

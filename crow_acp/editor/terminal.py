@@ -29,7 +29,7 @@ from .processes import start as start_guarded
 
 log = logging.getLogger(__name__)
 
-SHELL = shutil.which("bash") or "/bin/sh"
+SHELL = shutil.which("bash", path=os.defpath) or "/bin/sh"
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 CLIENT_OUTPUT_BYTES = 4 * MAX_OUTPUT
@@ -121,6 +121,8 @@ async def _sandbox_note(output: str, exit_code: int | None, text: str, context: 
 
 
 def unset_keys() -> list[str]:
+    """`env -u` for crow's model keys: the editor's environment is its own (inside the sandbox, bwrap's
+    --clearenv keeps only the allow list)."""
     return [arg for name in sorted(key_names()) for arg in ("-u", name)]
 
 
@@ -175,28 +177,19 @@ async def locally(command: str, cwd: str, timeout: float, context: ToolContext, 
     if sandbox.level == "off":
         guarded_process = await start_guarded(SHELL, "-c", command, cwd=cwd, env=child_env(explicit=QUIET_ENV))
         return await _finish(guarded_process, timeout, context, sandbox)
-    from .pids_cgroup import create as create_cgroup
     from .pids_cgroup import remove as remove_cgroup
-    from .pids_cgroup import wrap as in_cgroup
-    from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
+    from .sandbox_fs import planted, planted_note
+    from .sandbox_start import start_sandboxed
 
-    if why := await anyio.to_thread.run_sync(unavailable):
-        raise ToolError(f"The command cannot be sandboxed here: {why}. It was not run.")
-    roots = ws.confined.real_roots  # resolved once, when the session's tools were made
-    with opened(writable_dirs(sandbox, roots)) as binds:
-        readable = list(roots) if sandbox.level == "read_only" else []
-        argv = bwrap_argv(shutil.which("bwrap") or "bwrap", sandbox, SHELL, command, cwd, binds, readable)
-        cgroup = create_cgroup(sandbox.max_processes)
-        fds = [fd for fd, _ in binds]
-        env = child_env(explicit=QUIET_ENV)
-        guarded_process = await start_guarded(
-            *(in_cgroup(cgroup, argv) if cgroup else argv), cwd=cwd, env=env, pass_fds=fds
-        )
+    guarded_process, cgroup, absent = await start_sandboxed(sandbox, SHELL, command, cwd, ws.confined.real_roots)
     try:
-        return await _finish(guarded_process, timeout, context, sandbox)
+        result = await _finish(guarded_process, timeout, context, sandbox)
     finally:
         if cgroup:
             await anyio.to_thread.run_sync(remove_cgroup, cgroup)
+    if made := await anyio.to_thread.run_sync(planted, absent):
+        result.text = f"{result.text}\n{planted_note([ws.display(path) for path in made])}"
+    return result
 
 
 async def _finish(guarded_process: Guarded, timeout: float, context: ToolContext, sandbox: Sandbox) -> ToolResult:
@@ -240,7 +233,9 @@ RUN_DOC = (
     f"Run a shell command ({os.path.basename(SHELL)} -c) in the workspace and return its output and exit code. "
     f"It is killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}); "
     f"long output is cut in the middle. Do not start interactive programs. Commands run in a sandbox: "
-    f"only the workspace is writable, secrets are hidden, and there is no network; `sandbox` asks the user "
+    f"only the workspace is writable (not .git, .envrc, editor settings or other protected paths in it), "
+    f"$HOME shows only toolchain directories, the environment keeps PATH, HOME, locale and proxies but no "
+    f"token or key, unix sockets cannot be opened, and there is no network; `sandbox` asks the user "
     f'for more ("network", or "off" to run outside it) when a command needs it.'
 )
 RUN_SCHEMA = {

@@ -8,8 +8,16 @@ exists there:
     --crow-bind PATH      the path writable, if it is a directory there (the session's roots, `writable`)
     --crow-pin PATH       bound onto itself, if it lies below a --crow-bind path: a directory on the way
                           to a hidden store, which then cannot be renamed (sandbox.py pins)
-    --crow-ro-bind PATH   shown again read-only over the private /tmp (plan mode's roots)
-    --crow-hide PATH      an empty tmpfs over a directory, /dev/null over a file; nothing if absent
+    --crow-root PATH      a root shown again read-only over the private /tmp and $HOME (then maybe --crow-bind)
+    --crow-ro-bind PATH   shown again read-only over the private $HOME, if it exists (the toolchains)
+    --crow-ro-home PATH   the private $HOME made read-only, unless it is (in) a root
+    --crow-hide PATH      an empty tmpfs over a directory, /dev/null over a file; nothing if absent (or /)
+    --crow-protect PATH   bound read-only at its real place, if it exists (a protected path in a root)
+    --crow-absent PATH    if it does not exist: removed after the command if the command made it (then the
+                          prelude does not exec bwrap but waits for it, and says what it removed)
+    --crow-resolv PATH    shown again read-only, if its real place is below /run (systemd-resolved)
+    --crow-keep NAME      --setenv NAME VALUE if the editor's environment sets it (bwrap --clearenv first)
+    --crow-seccomp M:F    the seccomp filter F (printf %b) on fd 9 and `--seccomp 9`, if `uname -m` is M
 
 `~` and `~/...` expand to the editor's $HOME, so its own ~/.ssh is hidden. The prelude stops
 rewriting at bwrap's `--`: the command after it is passed as one argument, never read by the
@@ -27,15 +35,27 @@ import weakref
 from typing import Any
 
 from ..api import Sandbox
-from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, opening, outermost, pins
+from ..util.environment import core_names
+from . import seccomp
+from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, namespaces, outermost, pins
+from .sandbox_fs import PRIVATE_RUNTIME, TOOLCHAIN, candidates
+
+QUIET = {"PAGER": "cat", "GIT_PAGER": "cat"}
+"""Editor terminals are ptys: without these `git log` would wait in a pager (terminal.py QUIET_ENV)."""
 
 PRELUDE = r"""[ -n "$HOME" ] || { echo "crow: HOME is not set, so the sandbox cannot hide its secrets" >&2; exit 125; }
+command -v "$1" >/dev/null 2>&1 || { echo "crow: bubblewrap (bwrap) is not installed on this machine" >&2; exit 125; }
 set -f
-mark= tail= bound= nl='
+mark= tail= bound= shown= absent= nl='
 '
 inside() {
   IFS=$nl
   for b in $bound; do case $1 in "$b"/*) unset IFS; return 0;; esac; done
+  unset IFS; return 1
+}
+covered() {
+  IFS=$nl
+  for b in $bound$nl$shown; do case $1 in "$b"|"$b"/*) unset IFS; return 0;; esac; done
   unset IFS; return 1
 }
 for arg do
@@ -46,20 +66,46 @@ for arg do
     case $mark in
       bind) if [ -d "$arg" ]; then set -- "$@" --bind "$arg" "$arg"; bound=$bound$nl$arg; fi;;
       pin) if [ -d "$arg" ] && [ ! -L "$arg" ] && inside "$arg"; then set -- "$@" --bind "$arg" "$arg"; fi;;
-      ro-bind) if [ -d "$arg" ]; then set -- "$@" --ro-bind "$arg" "$arg"; fi;;
-      hide) if [ -d "$arg" ]; then set -- "$@" --tmpfs "$arg"
+      root) if [ -d "$arg" ]; then set -- "$@" --ro-bind "$arg" "$arg"; shown=$shown$nl$arg; fi;;
+      ro-bind) if [ -e "$arg" ]; then set -- "$@" --ro-bind "$arg" "$arg"; fi;;
+      hide) [ -L "$arg" ] && arg=$(readlink -f -- "$arg")
+            if [ "$arg" = / ]; then :; elif [ -d "$arg" ]; then set -- "$@" --tmpfs "$arg"
             elif [ -e "$arg" ]; then set -- "$@" --ro-bind /dev/null "$arg"; fi;;
+      ro-home) if [ "$arg" != / ] && [ -d "$arg" ] && ! covered "$arg"; then set -- "$@" --remount-ro "$arg"; fi;;
+      protect) if [ -e "$arg" ]; then r=$(readlink -f -- "$arg") && set -- "$@" --ro-bind "$r" "$r"; fi;;
+      absent) if [ ! -e "$arg" ] && [ ! -L "$arg" ]; then absent=$absent$nl$arg; fi;;
+      resolv) r=$(readlink -f -- "$arg")
+        case $r in /run/*|/var/run/*) [ -f "$r" ] && set -- "$@" --ro-bind "$r" "$r";; esac;;
+      keep) case $arg in *[!A-Za-z0-9_]*|[0-9]*) ;; *)
+        eval "isset=\${$arg+1} v=\${$arg-}"; [ -n "$isset" ] && set -- "$@" --setenv "$arg" "$v";; esac;;
+      seccomp) case $arg in "$(uname -m)":*)
+        f=$(mktemp) && printf %b "${arg#*:}" > "$f" && exec 9< "$f" && rm -f "$f" ||
+          { echo "crow: the seccomp filter cannot be written to a temporary file" >&2; exit 125; }
+        set -- "$@" --seccomp 9;; esac;;
     esac
     mark=; continue
   fi
   case $arg in
     --crow-bind) mark=bind;; --crow-pin) mark=pin;; --crow-ro-bind) mark=ro-bind;; --crow-hide) mark=hide;;
+    --crow-root) mark=root;; --crow-ro-home) mark=ro-home;; --crow-protect) mark=protect;; --crow-absent) mark=absent;;
+    --crow-resolv) mark=resolv;; --crow-keep) mark=keep;; --crow-seccomp) mark=seccomp;;
     --) tail=1; set -- "$@" "$arg";;
     *) set -- "$@" "$arg";;
   esac
 done
-command -v "$1" >/dev/null 2>&1 || { echo "crow: bubblewrap (bwrap) is not installed on this machine" >&2; exit 125; }
-exec "$@"
+[ -n "$absent" ] || exec "$@"
+sweep() {
+  IFS=$nl
+  for p in $absent; do
+    d=$(dirname -- "$p")
+    if { [ -e "$p" ] || [ -L "$p" ]; } && [ "$(cd -P -- "$d" 2>/dev/null && pwd)" = "$d" ]; then
+      rm -rf -- "$p"; echo "crow: the sandbox removed $p: protected paths cannot be created inside it" >&2
+    fi
+  done
+  unset IFS
+}
+trap 'sweep; exit 129' HUP INT TERM
+"$@"; status=$?; sweep; exit $status
 """
 PRELUDE_FAILED = 125
 BWRAP = "bwrap"
@@ -72,10 +118,8 @@ _unavailable: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: list[str]) -> list[str]:
     """`/bin/sh -c PRELUDE crow-sandbox bwrap ...`: the command in the sandbox, as the editor's machine sees paths.
     `roots` are the session's roots as the editor named them."""
-    argv = [BWRAP, *opening(sandbox)]
-    if sandbox.level == "read_only":
-        argv += [arg for root in roots for arg in ("--crow-ro-bind", root)]
-    elif sandbox.level == "workspace":
+    argv = [BWRAP, *_opening(sandbox), *(arg for root in roots for arg in ("--crow-root", root))]
+    if sandbox.level == "workspace":
         entries = [*roots, *sandbox.writable]
         kept = set(outermost(entries))  # checked on crow's machine: the editor's too, when it is the same one
         bound = [path for path in entries if os.path.realpath(os.path.normpath(os.path.expanduser(path))) in kept]
@@ -83,7 +127,26 @@ def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: l
         argv += [arg for path in pins(sandbox, sorted(kept)) for arg in ("--crow-pin", path)]
     hidden = [*sandbox.hidden, *(f"~/{store}" for store in SECRET_STORES)]
     argv += [arg for path in dict.fromkeys(hidden) for arg in ("--crow-hide", path)]
+    argv += ["--crow-ro-home", "~"]  # the empty $HOME read-only, unless a root shows it
+    if sandbox.level == "workspace":
+        found = candidates(sandbox, bound)
+        argv += [arg for path in found for arg in ("--crow-protect", path, "--crow-absent", path)]
+    filters = [f"{machine}:{seccomp.escaped(machine)}" for machine in seccomp.AUDIT_ARCH]
+    argv += [arg for line in filters for arg in ("--crow-seccomp", line)]
     return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
+
+
+def _opening(sandbox: Sandbox) -> list[str]:
+    """sandbox.opening's, for a machine crow cannot look at: private /tmp, /run and $HOME but its toolchains,
+    the environment cleared but for the allow list, the namespaces."""
+    argv = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--size", str(sandbox.memory_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += [arg for path in [*PRIVATE_RUNTIME, "~"] for arg in ("--crow-hide", path)]
+    argv += ["--crow-resolv", "/etc/resolv.conf"]
+    argv += [arg for path in [*TOOLCHAIN, *sandbox.home_visible] for arg in ("--crow-ro-bind", f"~/{path}")]
+    argv += ["--clearenv", *(arg for name in core_names() for arg in ("--crow-keep", name))]
+    argv += [arg for name, value in QUIET.items() for arg in ("--setenv", name, value)]
+    return [*argv, *namespaces(sandbox)]
 
 
 def did_not_start(output: str, exit_code: int | None) -> str | None:

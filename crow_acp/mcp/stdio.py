@@ -6,8 +6,9 @@ crow SIGKILLed, a server that ignores its stdin closing would run on forever. So
 given mcp_guard.py to start, which starts the real server as its child and kills the group
 when crow is gone (see there).
 
-The server's environment is the SDK's short list of safe variables plus what its config passes;
-never crow's model keys unless the config passes one explicitly.
+The server's environment is crow's allow list (util/environment.py: locale, PATH, HOME, TERM, the
+proxies, toolchain homes, `[sandbox] env_inherit`) plus what its config passes; never a secret or
+crow's model keys unless the config passes one explicitly.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")
 def stdio_transport(spec: ServerSpec, cwd: str) -> Any:
     """The SDK's stdio client for the server, started under the guard."""
     from mcp import StdioServerParameters
-    from mcp.client.stdio import get_default_environment, stdio_client
+    from mcp.client.stdio import stdio_client
 
     from ..util.secrets import child_env
 
-    env = child_env(get_default_environment(), spec.env)
+    env = child_env(None, spec.env)
     executable = resolve(spec.command or "", cwd, env.get("PATH"))
     if isinstance(spec.confine, str):
         raise RuntimeError(f"the server asks for a sandbox (sandbox = true), and {spec.confine}; it was not started")

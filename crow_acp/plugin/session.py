@@ -198,6 +198,10 @@ class Sandbox:
     max_processes: int = 256
     cpu_seconds: int = 300
     memory_mb: int = 4096
+    protected: tuple[str, ...] = ()
+    """Patterns below the writable roots bound read-only (config/protected.py: the list write_file asks for)."""
+    home_visible: tuple[str, ...] = ()
+    """Paths below $HOME shown read-only besides the toolchain directories (editor/sandbox_fs.py)."""
 
     def describe(self) -> str:
         """What the permission question and the mode say about it."""

@@ -84,7 +84,7 @@ class Permissions:
     ) -> None:
         self.config = config
         self.protected = ProtectedPaths.of(config.protected)
-        self.sandbox = SandboxPolicy(sandbox or SandboxConfig(), home or crow_home())
+        self.sandbox = SandboxPolicy(sandbox or SandboxConfig(), home or crow_home(), self.protected.patterns)
 
     async def __call__(
         self, session: Session, call: PendingCall, tool: Tool, preview: ToolResult | None = None

@@ -31,9 +31,11 @@ def is_sandboxed(tool: Tool) -> bool:
 
 
 class SandboxPolicy:
-    def __init__(self, config: SandboxConfig, home: Path) -> None:
+    def __init__(self, config: SandboxConfig, home: Path, protected: tuple[str, ...] = ()) -> None:
         self.enabled = config.enabled
         self.base = Sandbox(
+            protected=protected,
+            home_visible=tuple(config.home_visible),
             network=config.network,
             writable=tuple(config.writable),
             hidden=(str(home), *config.hidden),

@@ -1,11 +1,13 @@
-"""Crow's model keys stay in crow: no child process inherits them and no text crow records carries them.
+"""Crow's secrets stay in crow: no child process inherits them and no text crow records carries them.
 
-The keys are the variables OPENAI_API_KEY, ANTHROPIC_API_KEY and every profile's `api_key_env`, any
-`api_key` written in config.toml, and the key `crow setup` stored (credentials.toml). `protect(config)`
-registers them (AcpAgent does, once per process).
-Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
-`child_env()`: the environment without those variables, plus what a server's config passes
-explicitly.
+The secrets are the model keys (OPENAI_API_KEY, every profile's `api_key_env`, any `api_key` written
+in config.toml), the values of every variable named like a secret (`*_TOKEN`, `*SECRET*`, `*_KEY`,
+`*PASSWORD*`: GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, CROW_SERVE_TOKEN...), the password of every URL in
+the environment (CROW_DATABASE_URL's), and what `protect_value` adds (`crow serve`'s token, read from
+its file or generated). `protect(config)` registers the keys (AcpAgent does, once per process).
+Commands (`run_command`, locally and in the editor's terminal), stdio MCP servers and members get
+`child_env()`: an allow list of crow's environment (util/environment.py), plus what a server's or a
+member's config passes explicitly. `hide_url_password(text)` is how a message shows a URL.
 
 No text crow records or sends carries a key value, whoever produced it (a tool, an MCP server, the
 model, an exception): `dumps()` redacts at the three doors everything passes, the ACP wire
@@ -24,6 +26,8 @@ import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from .environment import configure, inherited, secret_named
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -45,10 +49,17 @@ def protect(config: Config) -> None:
         _names.add(profile.api_key_env)
         if profile.api_key:
             _written.add(profile.api_key)
+    configure(config.sandbox.inherit, config.sandbox.env_inherit)
     _install_log_filter()
 
 
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):[^\s/]*@")
+def protect_value(value: str) -> None:
+    """One more secret crow holds (the serve token it read from a file or made): redacted from then on."""
+    _written.add(value)
+
+
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):(?P<password>[^/@\s]*)@")
+"""scheme://user:password@ anywhere in a text (a URL's password has its reserved characters %-escaped)."""
 
 
 def hide_url_password(text: str) -> str:
@@ -61,15 +72,19 @@ def key_names() -> frozenset[str]:
 
 
 def key_values() -> frozenset[str]:
-    """The key values now in force (the environment is read each time: tests and users change it)."""
+    """The secret values now in force (the environment is read each time: tests and users change it)."""
     values = {os.environ.get(name) or "" for name in _names} | _written
+    for name, value in os.environ.items():
+        if secret_named(name):
+            values.add(value)
+        if "://" in value:
+            values.update(found["password"] for found in _URL_PASSWORD.finditer(value))
     return frozenset(value for value in values if len(value) >= MIN_SECRET)
 
 
 def child_env(base: Mapping[str, str] | None = None, explicit: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child process: base (default: crow's) without the keys, then explicit."""
-    names = key_names()
-    env = {name: value for name, value in (os.environ if base is None else base).items() if name not in names}
+    """The environment for a child process: the allow list of base (default: crow's), then explicit."""
+    env = inherited(os.environ if base is None else base, key_names())
     env.update(explicit or {})
     return env
 

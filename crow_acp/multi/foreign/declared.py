@@ -19,7 +19,9 @@ def declared_agent(
     ConfigError naming it."""
     target: Target
     if settings.command is not None:
-        target = StdioTarget(list(settings.command), dict(settings.env), mcp_servers=settings.mcp_servers)
+        inherited = {var: os.environ[var] for var in settings.env_inherit if var in os.environ}
+        env = {**inherited, **settings.env}
+        target = StdioTarget(list(settings.command), env, mcp_servers=settings.mcp_servers)
     else:
         assert settings.url is not None  # AgentConfig holds exactly one of command and url
         token = os.environ.get(settings.token_env) if settings.token_env else None
