@@ -1,10 +1,12 @@
 """The model seam: the ModelClient protocol the loop talks to, and the OpenAI-compatible client behind it.
 
     ModelClient            what the loop needs: stream() typed deltas, complete(), close(), a profile
-    OpenAIModelClient      chat completions over HTTP (the one crow serves with)
+    OpenAIModelClient      chat completions over HTTP (the `chat` wire)
+    anthropic_wire.AnthropicModelClient   Anthropic Messages (the `anthropic` wire)
+    responses_wire.ResponsesModelClient   OpenAI Responses (the `responses` wire)
     function_model.FunctionModel   a script or a Python function, in process (tests, offline runs)
 
-This is the only module that imports openai, and it does so on first use: `crow acp` must answer
+Each wire imports its SDK on first use: `crow acp` must answer
 `initialize` without paying for it.
 """
 
@@ -20,6 +22,7 @@ import anyio
 from ..config import Config, ModelProfile
 from ..errors import ConfigError, ModelError
 from ..events import Usage
+from ..history import Attachment, without_attachments
 from ..util.imports import off_loop
 from ..util.secrets import dumps, redact_json
 from ..util.text import clean_text, cleaned_copy
@@ -52,10 +55,18 @@ class ToolCallChunk:
 @dataclass(frozen=True)
 class Finish:
     reason: str
+    """The chat-completions name whatever the wire: stop, tool_calls or length."""
+
+
+@dataclass(frozen=True)
+class AttachmentChunk:
+    """The reply's provider-only parts (signed thinking, encrypted reasoning), once, before Finish."""
+
+    attachment: Attachment
 
 
 CUT_OFF = "The model's reply was cut off: the stream ended before the model finished"
-StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | Usage | Finish
+StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | AttachmentChunk | Usage | Finish
 
 
 class ModelClient(Protocol):
@@ -129,7 +140,8 @@ class OpenAIModelClient:
                                  options={"security": {"bearer_auth": True}})  # fmt: skip
 
     def _params(self, messages: list[dict], tools: list[dict], reasoning_effort: str | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
+        # Another wire's attachments never reach a chat-completions server (strict ones refuse unknown keys).
+        params: dict[str, Any] = {"model": self.profile.model, "messages": [without_attachments(m) for m in messages]}
         if tools:
             params["tools"] = tools
         profile = self.profile
@@ -234,7 +246,10 @@ def prewarm(model: ModelClient) -> None:
 def _deltas(chunk: dict[str, Any], repair: StreamRepair) -> list[StreamDelta]:
     out: list[StreamDelta] = []
     if usage := chunk.get("usage"):
-        out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        cached = cached if isinstance(cached, int) else 0
+        out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, cached))
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek/vLLM, OpenRouter

@@ -15,6 +15,8 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
+from . import anthropic_wire
+from .anthropic_wire import AnthropicState
 from .render import Render
 from .wire import Entry, Fault, Reply, Responder, Writer, _error_body, _head, _write_chunk, is_title_request
 
@@ -48,6 +50,8 @@ class ScriptedModel:
         self._stopping: asyncio.Event | None = None
         self._conns: dict[asyncio.Task, Writer] = {}
         self._error: BaseException | None = None
+        self.anthropic = AnthropicState()
+        """/v1/messages: the signing key of its thinking, and its prompt cache."""
 
     @property
     def model(self) -> str:
@@ -171,6 +175,8 @@ class ScriptedModel:
             return keep
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(writer, body, headers, keep)
+        if method == "POST" and path == "/v1/messages":
+            return await anthropic_wire.serve(self, writer, body, headers, keep)
         await self._send_json(writer, 404, _error_body(404, f"no route for {method} {path}"), keep)
         return keep
 

@@ -37,6 +37,8 @@ class Fault:  # an injected failure sent instead of a reply
     cut_after: int | None = None  # 200, this many chunks of `reply`, then an abrupt close
     reply: Reply | None = None
     hang: bool = False  # headers, then silence until stop()
+    event: str | None = None  # /v1/messages, /v1/responses: after cut_after events, "error" (the API's error
+    # event, ending the stream) or another name (an event type no client knows; the stream goes on)
 
 
 Responder = Callable[[dict], Reply | Fault]
