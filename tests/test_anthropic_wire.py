@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, assert_strict_pairing, crow_env, echo_stdio, text, write_config
+from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
 from hosted import hosted_crow
+from raw_wire import raw_crow
 
+from crow_acp.acp.warnings import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
 PROFILE = """
@@ -22,6 +24,9 @@ output_price = 15.0
 cache_write_price = 3.75
 cache_read_price = 0.3
 """
+
+
+NOTICES = {"session": {"notices": {}}}
 
 
 def thoughts(client: RecordingClient) -> str:
@@ -62,3 +67,108 @@ async def test_a_tool_turn_shows_thinking_and_sends_the_signed_thinking_back_unc
     assert "hi" in result["content"]
     [update] = [u for u in client.of("usage_update")][-1:]
     assert update.cost is not None and update.cost.amount > 0
+
+
+CACHED = """
+model = "claude"
+[models.claude]
+model = "claude-sonnet-test"
+api = "anthropic"
+input_price = 3.0
+output_price = 15.0
+cache_write_price = 3.75
+cache_read_price = 0.3
+"""
+
+
+@pytest.mark.anyio
+async def test_each_call_reads_the_previous_prefix_from_the_cache_and_the_cost_shows_it(crow_home):
+    write_config(crow_home, CACHED)
+    long = "a long prompt. " * 400
+    client = RecordingClient()
+    with ScriptedModel(default=Reply(text="ok")) as model, anyio.fail_after(60):
+        await one_session(crow_home, model, client, long, "second", "third")
+    requests = model.requests
+    for req in requests:
+        marks = [b for b in _all_blocks(req) if "cache_control" in b]
+        assert 1 <= len(marks) <= 4
+    costs = [u.cost.amount for u in client.of("usage_update") if u.cost is not None]
+    assert len(costs) == 3
+    first_call, second_call = costs[0], costs[1] - costs[0]
+    # The second call reads the first call's ~6000 input tokens at a tenth of the price instead of paying them again.
+    assert second_call < first_call / 3
+    assert requests[1]["messages"][0] == {k: v for k, v in requests[0]["messages"][0].items()}
+
+
+def _all_blocks(req):
+    out = list(req.get("tools") or []) + list(req.get("system") or [])
+    for message in req["messages"]:
+        out += message["content"]
+    return out
+
+
+@pytest.mark.anyio
+async def test_an_altered_signature_is_refused_by_the_scripted_api(crow_home):
+    """The checks tests rely on: the scripted API refuses what the real one refuses."""
+    import httpx
+
+    with ScriptedModel(default=Reply(text="ok")) as model:
+        bad = {"type": "thinking", "thinking": "x", "signature": model.anthropic.sign("y")}
+        body = {"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [bad, {"type": "text", "text": "t"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "r"}]},
+        ]}  # fmt: skip
+        url = model.base_url + "/messages"
+        answer = httpx.post(url, json=body)
+        assert answer.status_code == 400 and answer.json()["error"]["type"] == "invalid_request_error"
+        assert "signature" in answer.json()["error"]["message"]
+        body["messages"][1]["content"] = [{"type": "text", "text": "t"}]
+        answer = httpx.post(url, json=body)
+        assert "tool_use_id" in answer.json()["error"]["message"]
+        marked = {"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}
+        five = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": [dict(marked)] * 5}]}
+        assert "maximum of 4" in httpx.post(url, json=five).json()["error"]["message"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        (Fault(cut_after=5, reply=Reply(text="partial reply text here")), "cut off"),
+        (
+            Fault(529, "Overloaded", cut_after=5, reply=Reply(text="partial reply text"), event="error"),
+            "overloaded_error",
+        ),
+    ],
+)
+async def test_a_broken_stream_fails_the_turn_clearly_and_the_history_stays_valid(crow_home, fault, said):
+    write_config(crow_home, CACHED)
+    client = RecordingClient()
+    with ScriptedModel([fault, Reply(text="fine")]) as model, anyio.fail_after(60):
+        env = crow_env(crow_home, model.base_url)
+        async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
+            sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
+            with pytest.raises(Exception) as failed:
+                await conn.prompt(session_id=sid, prompt=[text("one")])
+            assert said in str(failed.value).lower()
+            assert (await conn.prompt(session_id=sid, prompt=[text("two")])).stop_reason == "end_turn"
+    assert len(model.requests) == 2  # the second request was valid for the API's checks
+
+
+@pytest.mark.anyio
+async def test_an_unknown_event_is_ignored_and_529_with_retry_after_is_retried_with_a_notice(crow_home, tmp_path):
+    write_config(crow_home, CACHED)
+    script = [
+        Fault(529, "Overloaded", retry_after=0.01),
+        Fault(cut_after=3, reply=Reply(text="all of it"), event="content_block_flash"),
+    ]
+    with ScriptedModel(script) as model, anyio.fail_after(60):
+        async with raw_crow(crow_env(crow_home, model.base_url), capabilities=NOTICES) as crow:
+            sid = await crow.new_session(str(tmp_path))
+            assert (await crow.prompt(sid, "one"))["result"]["stopReason"] == "end_turn"
+            shown = [(u["title"], u.get("description")) for u in crow.updates if u["sessionUpdate"] == "notice"]
+            said = "".join(u["content"]["text"] for u in crow.updates if u["sessionUpdate"] == "agent_message_chunk")
+    assert said == "all of it"
+    assert shown == [(MODEL_RETRY, "Retry 1 of 3 (HTTP 529).")]
+    assert len(model.requests) == 2

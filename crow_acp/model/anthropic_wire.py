@@ -91,6 +91,7 @@ class AnthropicModelClient:
     ) -> AsyncIterator[StreamDelta]:
         await off_loop(self._anthropic)
         import anthropic
+        import httpx2  # the SDK's transport: it lets a connection lost mid-stream through unwrapped
 
         limits = self.config.timeouts
         deadline = Deadline(limits.model_first_byte, limits.model_idle, limits.model)
@@ -109,6 +110,8 @@ class AnthropicModelClient:
             if reader.started and not reader.finished:
                 raise ModelError(f"{CUT_OFF} ({describe(exc, self.profile.base_url)})") from exc
             raise ModelError(describe(exc, self.profile.base_url)) from exc
+        except httpx2.TransportError as exc:
+            raise ModelError(f"{CUT_OFF} ({exc})") from exc
         except UnicodeDecodeError as exc:
             raise ModelError(f"{CUT_OFF}: it sent bytes that are not UTF-8 ({exc.reason})") from exc
         finally:

@@ -24,13 +24,10 @@ import hmac
 import itertools
 import json
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .render import _split
-from .wire import Fault, Reply, Writer, _write_chunk
-
-if TYPE_CHECKING:
-    from .server import ScriptedModel
+from .wire import Fault, Host, Reply, Writer, _write_chunk
 
 LOOKBACK = 20
 MAX_BREAKPOINTS = 4
@@ -139,11 +136,11 @@ class AnthropicState:
             "output_tokens": output_tokens,
         }
 
-    def events(self, server: ScriptedModel, reply: Reply, req: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    def events(self, server: Host, reply: Reply, req: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         """The SSE events of `reply`, as (event name, data)."""
         output = len(reply.text) // 4 + len(reply.reasoning) // 4 + 1
         usage = reply.usage or self.usage(req, output)
-        message = {
+        message: dict[str, Any] = {
             "id": f"msg_{next(self._ids)}",
             "type": "message",
             "role": "assistant",
@@ -167,7 +164,7 @@ class AnthropicState:
                     [{"type": "text_delta", "text": p} for p in _split(reply.text, reply.chunks)],
                 )
             )
-        for call_id, name, args in server._render.calls(reply):
+        for call_id, name, args in server.calls(reply):
             pieces = _split(args, max(3, -(-len(args) // 16)))
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
             blocks.append(
@@ -188,7 +185,7 @@ class AnthropicState:
         }
         return [*out, ("message_delta", delta), ("message_stop", {"type": "message_stop"})]
 
-    def message(self, server: ScriptedModel, reply: Reply, req: dict[str, Any]) -> dict[str, Any]:
+    def message(self, server: Host, reply: Reply, req: dict[str, Any]) -> dict[str, Any]:
         """The non-streamed reply."""
         usage = reply.usage or self.usage(req, len(reply.text) // 4 + 1)
         content = [{"type": "text", "text": reply.text}] if reply.text else []
@@ -231,11 +228,12 @@ def _loop_thinking(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def serve(server: ScriptedModel, writer: Writer, body: bytes, headers: dict[str, str], keep: bool) -> bool:
+async def serve(
+    state: AnthropicState, server: Host, writer: Writer, body: bytes, headers: dict[str, str], keep: bool
+) -> bool:
     """One POST /v1/messages."""
     from ..acp.titles import TITLE_PROMPT
 
-    state = server.anthropic
     try:
         req = json.loads(body or b"{}")
     except ValueError:

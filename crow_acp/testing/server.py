@@ -15,9 +15,10 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
-from . import anthropic_wire
+from . import anthropic_wire, responses_wire
 from .anthropic_wire import AnthropicState
 from .render import Render
+from .responses_wire import ResponsesState
 from .wire import Entry, Fault, Reply, Responder, Writer, _error_body, _head, _write_chunk, is_title_request
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ class ScriptedModel:
         self._error: BaseException | None = None
         self.anthropic = AnthropicState()
         """/v1/messages: the signing key of its thinking, and its prompt cache."""
+        self.responses = ResponsesState()
+        """/v1/responses: the key of its encrypted reasoning, and the prefixes it has seen."""
 
     @property
     def model(self) -> str:
@@ -61,6 +64,10 @@ class ScriptedModel:
     @model.setter
     def model(self, model: str) -> None:
         self._render.model = model
+
+    def calls(self, reply: Reply) -> list[tuple[str, str, str]]:
+        """(id, name, arguments) of the reply's tool calls, ids unique on this server whatever the wire."""
+        return self._render.calls(reply)
 
     def add(self, *entries: Entry) -> None:
         with self._lock:
@@ -176,7 +183,9 @@ class ScriptedModel:
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(writer, body, headers, keep)
         if method == "POST" and path == "/v1/messages":
-            return await anthropic_wire.serve(self, writer, body, headers, keep)
+            return await anthropic_wire.serve(self.anthropic, self, writer, body, headers, keep)
+        if method == "POST" and path == "/v1/responses":
+            return await responses_wire.serve(self.responses, self, writer, body, headers, keep)
         await self._send_json(writer, 404, _error_body(404, f"no route for {method} {path}"), keep)
         return keep
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import responses
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -76,3 +77,26 @@ async def _write_chunk(writer: Writer, data: bytes) -> None:
     # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
     await writer.drain()
+
+
+class Host(Protocol):
+    """What a wire's route (anthropic_wire, responses_wire) uses of the ScriptedModel that serves it."""
+
+    model: str
+    requests: list[dict]
+    headers: list[dict]
+    title_requests: list[dict]
+    titles: Entry | None
+    _lock: threading.Lock
+
+    def calls(self, reply: Reply) -> list[tuple[str, str, str]]: ...
+
+    async def _send_json(
+        self, writer: Writer, status: int, obj: dict, keep: bool, extra: dict | None = None
+    ) -> None: ...
+
+    async def _send_stream_head(self, writer: Writer, content_type: str, keep: bool) -> None: ...
+
+    async def _next_entry(self, req: dict) -> Reply | Fault: ...
+
+    async def _answer(self, entry: Entry, req: dict) -> Reply | Fault: ...
