@@ -107,8 +107,7 @@ def _all_blocks(req):
     return out
 
 
-@pytest.mark.anyio
-async def test_an_altered_signature_is_refused_by_the_scripted_api(crow_home):
+def test_an_altered_signature_is_refused_by_the_scripted_api():
     """The checks tests rely on: the scripted API refuses what the real one refuses."""
     import httpx
 
