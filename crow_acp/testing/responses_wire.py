@@ -129,13 +129,17 @@ async def serve(
     if not isinstance(req, dict):
         await server._send_json(writer, 400, _error_body(400, "body must be a JSON object"), keep)
         return keep
-    with server._lock:
-        server.requests.append(req)
-        server.headers.append(headers)
-    if problem := state.problem(req):
-        await server._send_json(writer, 400, _error_body(400, problem), keep)
-        return keep
-    entry = await server._next_entry(req)
+    if _is_title(req):  # crow's side call for a session title: outside the script
+        server.title_requests.append(req)
+        entry = await server._answer(server.titles or Fault(400, "this scripted model writes no titles"), req)
+    else:
+        with server._lock:
+            server.requests.append(req)
+            server.headers.append(headers)
+        if problem := state.problem(req):
+            await server._send_json(writer, 400, _error_body(400, problem), keep)
+            return keep
+        entry = await server._next_entry(req)
     if isinstance(entry, Fault) and entry.cut_after is None:
         extra = {} if entry.retry_after is None else {"Retry-After": f"{entry.retry_after:g}"}
         await server._send_json(writer, entry.status, _error_body(entry.status, entry.message), keep, extra)
@@ -163,6 +167,15 @@ async def serve(
         await _send(writer, event)
     await _write_chunk(writer, b"")
     return keep
+
+
+def _is_title(req: dict[str, Any]) -> bool:
+    from ..acp.titles import TITLE_PROMPT
+
+    items = req.get("input")
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    parts = first.get("content") if isinstance(first.get("content"), list) else []
+    return bool(parts) and isinstance(parts[0], dict) and parts[0].get("text") == TITLE_PROMPT
 
 
 async def _send(writer: Writer, event: dict[str, Any]) -> None:
