@@ -24,7 +24,7 @@ from ..core.turn import Turn
 from ..errors import CommandError, CrowError
 from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
 from ..history import EntryMeta
-from ..policy.modes import plan_note
+from ..policy.modes import note_mode_change, plan_note
 from ..policy.permissions import Permissions
 from ..util.secrets import redact_json
 from . import thinking
@@ -86,6 +86,7 @@ class TurnRunner:
                 session.record(
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
                 )
+                note_mode_change(session)  # at the end, after the prompt: the requests' prefix stays as it was
                 await report_failures(session)
                 work = lambda: self.model_turn(session, blocks)  # noqa: E731
             else:
