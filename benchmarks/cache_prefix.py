@@ -7,10 +7,12 @@ tool turns, a skill triggered, a plan written, an image, a switch to plan mode a
 /compact. For each wire (chat, responses, anthropic), every streamed request after the first is compared
 with the one before it: the share of its input (tools, system, messages, as the provider reads them, in
 JSON characters) that is the previous request's input, unchanged, from the start. The call right after the
-compaction is excepted (it starts from a new summary). The cost is the session's input at Claude Sonnet's
-list prices ($3 per million input tokens, $3.75 written to the cache, $0.30 read from it): for the
-anthropic wire from the scripted API's own cache report, for the others as if the shared prefix were read
-from a cache at the same rates; "without" pays every input token at $3.
+compaction is excepted (it starts from a new summary). It also counts the calls whose request begins with
+the whole previous request, byte for byte (what a provider's prefix cache needs); below 100%, the rest of
+the share is only what the call adds. The cost is the session's input at Claude Sonnet's list prices ($3
+per million input tokens, $3.75 written to the cache, $0.30 read from it): for the anthropic wire from the
+scripted API's own cache report, for the others as if the shared prefix were read from a cache at the
+same rates; "without" pays every input token at $3.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from acp.schema import ClientCapabilities, ImageContentBlock, Implementation, Mc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crow_acp.testing import Reply, ScriptedModel, ToolCall  # noqa: E402
-from crow_acp.testing.anthropic_wire import AnthropicState  # noqa: E402
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from crow_acp.testing.anthropic_wire import AnthropicState
 
 ECHO = Path(__file__).resolve().parents[1] / "tests" / "mcp_servers" / "echo_server.py"
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")).decode()
@@ -102,7 +104,7 @@ async def session(wire: str, turns: int) -> list[dict]:
     model_id = {"anthropic": "claude-sonnet-test", "responses": "gpt-5-test", "chat": "chat-test"}[wire]
     (home / "config.toml").write_text(
         f'model = "m"\n[models.m]\nmodel = "{model_id}"\napi = "{wire}"\nvision = true\nreasoning = true\n'
-        '[titles]\nenabled = false\n'
+        "[titles]\nenabled = false\n"
     )
     work = Path(tempfile.mkdtemp(prefix="crow-cache-work-"))
     async with ScriptedModel([*script(turns), Reply(text="Summary of the work so far.")]) as model:
@@ -134,8 +136,10 @@ async def session(wire: str, turns: int) -> list[dict]:
 def figures(wire: str, requests: list[dict]) -> None:
     streamed = [r for r in requests if not r["_compaction"]]
     # The first streamed request after each summary call starts from the new summary.
-    after_compaction = {sum(1 for r in requests[:i] if not r["_compaction"]) for i, r in enumerate(requests) if r["_compaction"]}
-    shares, worst, cached_cost, full_cost = [], (1.0, 0), 0.0, 0.0
+    after_compaction = {
+        sum(1 for r in requests[:i] if not r["_compaction"]) for i, r in enumerate(requests) if r["_compaction"]
+    }
+    shares, worst, cached_cost, full_cost, whole = [], (1.0, 0), 0.0, 0.0, 0
     state = AnthropicState()
     previous: list[str] | None = None
     for i, req in enumerate(streamed):
@@ -151,6 +155,7 @@ def figures(wire: str, requests: list[dict]) -> None:
             cached_cost += ((total - read) * PRICE + read * READ) / 4 / 1e6
         if previous is not None and i not in after_compaction:
             share = shared(previous, current) / total
+            whole += shared(previous, current) == sum(len(u) for u in previous)
             shares.append(share)
             worst = min(worst, (share, i + 1))
             if VERBOSE and share < 0.95:
@@ -161,7 +166,8 @@ def figures(wire: str, requests: list[dict]) -> None:
         previous = current
     mean = sum(shares) / len(shares)
     print(
-        f"{wire:9} calls {len(streamed):3}  prefix repeated: mean {mean:6.1%}, lowest {worst[0]:6.1%} (call {worst[1]})"
+        f"{wire:9} calls {len(streamed):3}  previous request kept whole in {whole} of {len(shares)}"
+        f"  prefix repeated: mean {mean:6.1%}, lowest {worst[0]:6.1%} (call {worst[1]})"
         f"  input cost ${cached_cost:.4f} cached vs ${full_cost:.4f} uncached (ratio {cached_cost / full_cost:.2f})"
     )
 
