@@ -174,7 +174,7 @@ def _is_title(req: dict[str, Any]) -> bool:
 
     items = req.get("input")
     first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
-    parts = first.get("content") if isinstance(first.get("content"), list) else []
+    parts: list[Any] = first["content"] if isinstance(first.get("content"), list) else []
     return bool(parts) and isinstance(parts[0], dict) and parts[0].get("text") == TITLE_PROMPT
 
 
