@@ -3,6 +3,8 @@ back byte for byte, prompt caching priced at the cache rates, retries and malfor
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
@@ -171,3 +173,38 @@ async def test_an_unknown_event_is_ignored_and_529_with_retry_after_is_retried_w
     assert said == "all of it"
     assert shown == [(MODEL_RETRY, "Retry 1 of 3 (HTTP 529).")]
     assert len(model.requests) == 2
+
+
+def signed_thinking(req: dict) -> list[dict]:
+    return [b for m in req["messages"] if m["role"] == "assistant" for b in m["content"] if b["type"] == "thinking"]
+
+
+@pytest.mark.anyio
+async def test_fork_and_compaction_keep_the_signed_thinking(crow_home, tmp_path):
+    write_config(crow_home, PROFILE)
+    script = [
+        Reply(reasoning="Echo it first.", text="Echoing.", tool_calls=[ToolCall("echo__echo", {"text": "hi"})]),
+        Reply(reasoning="Done.", text="It said hi."),
+        Reply(text="in the fork"),
+        Reply(reasoning="A second thought.", text="second answer"),
+        Reply(text="The user asked for an echo; it said hi."),  # the summary /compact asks for
+        Reply(text="after the compaction"),
+    ]
+    client = RecordingClient()
+    with ScriptedModel(script) as model, anyio.fail_after(90):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("echo hi")])
+            fork = await conn.fork_session(session_id=sid, cwd=str(tmp_path), mcp_servers=[echo_stdio()])
+            await conn.prompt(session_id=fork.session_id, prompt=[text("and in the fork?")])
+            await conn.prompt(session_id=sid, prompt=[text("a second question")])
+            await conn.prompt(session_id=sid, prompt=[text("/compact")])
+            await conn.prompt(session_id=sid, prompt=[text("and now?")])
+    in_fork, after = model.requests[2], model.requests[-1]
+    assert [b["thinking"] for b in signed_thinking(in_fork)] == ["Echo it first.", "Done."]
+    assert "after the compaction" in client.text()
+    assert "The user asked for an echo" in json.dumps(after["messages"])
+    kept = signed_thinking(after)  # the kept turn is a copy of the original entries, attachments and all
+    assert [b["thinking"] for b in kept] == ["A second thought."] and all(
+        b["signature"] == model.anthropic.sign(b["thinking"]) for b in kept
+    )
