@@ -3,6 +3,7 @@ back byte for byte, prompt caching priced at the cache rates, retries and malfor
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import anyio
@@ -13,6 +14,7 @@ from raw_wire import raw_crow
 
 from crow_acp.acp.warnings import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
+from crow_acp.testing.anthropic_wire import AnthropicState
 
 PROFILE = """
 model = "claude"
@@ -96,9 +98,22 @@ async def test_each_call_reads_the_previous_prefix_from_the_cache_and_the_cost_s
         assert 1 <= len(marks) <= 4
     costs = [u.cost.amount for u in client.of("usage_update") if u.cost is not None]
     assert len(costs) == 3
-    first_call, second_call = costs[0], costs[1] - costs[0]
-    # The second call reads the first call's ~6000 input tokens at a tenth of the price instead of paying them again.
-    assert second_call < first_call / 3
+    # The scripted API's cache report, replayed: each call reads the whole previous request from the cache.
+    replay = AnthropicState()
+    usages = [replay.usage(req, len("ok") // 4 + 1) for req in requests]
+    assert usages[0]["cache_read_input_tokens"] == 0 and usages[0]["cache_creation_input_tokens"] > 1000
+    for before, usage in itertools.pairwise(usages):
+        assert usage["cache_read_input_tokens"] >= sum(
+            before[k] for k in ("cache_read_input_tokens", "cache_creation_input_tokens")
+        )
+    priced = [
+        (u["input_tokens"] * 3.0 + u["cache_creation_input_tokens"] * 3.75 + u["cache_read_input_tokens"] * 0.3
+         + u["output_tokens"] * 15.0) / 1e6
+        for u in usages
+    ]  # fmt: skip
+    assert costs == pytest.approx([sum(priced[: n + 1]) for n in range(3)], abs=2e-6)
+    # The second call reads the first call's input at a tenth of the price instead of paying it again.
+    assert costs[1] - costs[0] < costs[0] / 3
     assert requests[1]["messages"][0] == {k: v for k, v in requests[0]["messages"][0].items()}
 
 
