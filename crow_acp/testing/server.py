@@ -1,4 +1,5 @@
-"""A scripted OpenAI-compatible chat-completions server for tests and benchmarks.
+"""A scripted model server for tests and benchmarks: chat completions here; /v1/responses and /v1/messages
+in responses_wire.py and anthropic_wire.py.
 
 Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and
 SSE framing follow what OpenAI, vLLM and DeepSeek send, so the real client
