@@ -60,3 +60,17 @@ def make_client(config: Config) -> ModelClient:
 
         return ResponsesModelClient(config)
     return OpenAIModelClient(config)
+
+
+def prewarm(model: ModelClient) -> None:
+    """Import the wire's SDK and make its client now, so that the first prompt need not (most of a second).
+    Run it off the loop once a session exists (see client.prewarm)."""
+    from .anthropic_wire import AnthropicModelClient
+
+    try:
+        if isinstance(model, OpenAIModelClient):  # chat and responses
+            model._openai()
+        elif isinstance(model, AnthropicModelClient):
+            model._anthropic()
+    except ConfigError:  # no API key: the first prompt says so
+        pass

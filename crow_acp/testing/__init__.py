@@ -3,7 +3,8 @@
 
 Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and SSE framing follow
 what OpenAI, vLLM, DeepSeek and Anthropic send, so the real client stacks (openai or anthropic ->
-httpx2 -> sockets) are exercised end to end, and what a real API refuses is refused. `python -m crow_acp.testing --script replies.json` serves replies from a file.
+httpx2 -> sockets) are exercised end to end, and what a real API refuses is refused.
+`python -m crow_acp.testing --script replies.json` serves replies from a file.
 
 May import: anything in crow_acp (it is the top room): the scripted model stands alone, and
 FunctionModel drives a whole agent in process.
