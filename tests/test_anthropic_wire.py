@@ -223,3 +223,20 @@ async def test_fork_and_compaction_keep_the_signed_thinking(crow_home, tmp_path)
     assert [b["thinking"] for b in kept] == ["A second thought."] and all(
         b["signature"] == model.anthropic.sign(b["thinking"]) for b in kept
     )
+
+
+@pytest.mark.anyio
+async def test_redacted_thinking_is_sent_back_unchanged_and_never_shown(crow_home):
+    write_config(crow_home, PROFILE)
+    script = [
+        Reply(reasoning="Visible part.", redacted=True, tool_calls=[ToolCall("echo__echo", {"text": "x"})]),
+        Reply(text="finished"),
+    ]
+    client = RecordingClient()
+    with ScriptedModel(script) as model, anyio.fail_after(60):
+        _, stops = await one_session(crow_home, model, client, "go", mcp=[echo_stdio()])
+    assert stops == ["end_turn"]
+    assert thoughts(client) == "Visible part."  # the redacted block is the model's, not the editor's
+    blocks = model.requests[1]["messages"][1]["content"]
+    assert [b["type"] for b in blocks] == ["thinking", "redacted_thinking", "tool_use"]
+    assert blocks[1]["data"] == "redacted:" + model.anthropic.sign("redacted")

@@ -157,6 +157,8 @@ class AnthropicState:
             deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _split(reply.reasoning, None)]
             deltas.append({"type": "signature_delta", "signature": self.sign(reply.reasoning)})
             blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+        if reply.redacted:
+            blocks.append(({"type": "redacted_thinking", "data": "redacted:" + self.sign("redacted")}, []))
         if reply.text:
             blocks.append(
                 (

@@ -28,6 +28,7 @@ class Reply:  # one scripted model response
     delay: float = 0.0
     first_delay: float = 0.0
     hold_after: int | None = None  # stream this many events (the role chunk first), then hold until stop()
+    redacted: bool = False  # /v1/messages: a redacted_thinking block before the reply (after any thinking)
 
 
 @dataclass
