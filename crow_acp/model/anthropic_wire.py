@@ -12,6 +12,7 @@ through the client's low-level post() as plain JSON, and events come back as pla
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -180,10 +181,10 @@ class _Reader:
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "message_start":
             self._count((event.get("message") or {}).get("usage"))
-        elif kind == "content_block_start":
-            return self._start(event.get("index"), event.get("content_block") or {})
-        elif kind == "content_block_delta":
-            return self._delta(self.blocks.get(event.get("index")), event.get("delta") or {})
+        elif kind == "content_block_start" and isinstance(index := event.get("index"), int):
+            return self._start(index, event.get("content_block") or {})
+        elif kind == "content_block_delta" and isinstance(index := event.get("index"), int):
+            return self._delta(self.blocks.get(index), event.get("delta") or {})
         elif kind == "message_delta":
             self._count(event.get("usage"))
             stop = (event.get("delta") or {}).get("stop_reason")
@@ -199,13 +200,15 @@ class _Reader:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.usage[key] = value
 
-    def _start(self, index: Any, block: dict[str, Any]) -> list[StreamDelta]:
+    def _start(self, index: int, block: dict[str, Any]) -> list[StreamDelta]:
         kind = block.get("type")
         if kind == "tool_use":
             self.blocks[index] = _Block("tool_use", block, self.calls)
             self.calls += 1
-            name = self.repair.name(block.get("name"))
-            return [ToolCallChunk(self.calls - 1, self.repair.name(block.get("id")), name, "")]
+            name, given = self.repair.name(block.get("name")), block.get("input")
+            # The API streams the input as input_json deltas after an empty one; a whole one is taken as it is.
+            arguments = json.dumps(given) if isinstance(given, dict) and given else ""
+            return [ToolCallChunk(self.calls - 1, self.repair.name(block.get("id")), name, arguments)]
         if kind in ("thinking", "redacted_thinking", "text"):
             self.blocks[index] = block_ = _Block(kind, dict(block))
             text = block.get("text") if kind == "text" else block.get("thinking")
