@@ -53,7 +53,7 @@ async def test_a_tool_turn_shows_thinking_and_sends_the_signed_thinking_back_unc
         Reply(reasoning="Done now.", text="It said hi."),
     ]
     client = RecordingClient()
-    with ScriptedModel(script) as model, anyio.fail_after(60):
+    with ScriptedModel(script) as model, anyio.fail_after(180):
         _, stops = await one_session(crow_home, model, client, "echo hi", mcp=[echo_stdio()])
     assert stops == ["end_turn"]
     assert thoughts(client) == "I should echo it.Done now."
@@ -90,7 +90,7 @@ async def test_each_call_reads_the_previous_prefix_from_the_cache_and_the_cost_s
     write_config(crow_home, CACHED)
     long = "a long prompt. " * 400
     client = RecordingClient()
-    with ScriptedModel(default=Reply(text="ok")) as model, anyio.fail_after(60):
+    with ScriptedModel(default=Reply(text="ok")) as model, anyio.fail_after(180):
         await one_session(crow_home, model, client, long, "second", "third")
     requests = model.requests
     for req in requests:
@@ -161,7 +161,7 @@ def test_an_altered_signature_is_refused_by_the_scripted_api():
 async def test_a_broken_stream_fails_the_turn_clearly_and_the_history_stays_valid(crow_home, fault, said):
     write_config(crow_home, CACHED)
     client = RecordingClient()
-    with ScriptedModel([fault, Reply(text="fine")]) as model, anyio.fail_after(60):
+    with ScriptedModel([fault, Reply(text="fine")]) as model, anyio.fail_after(180):
         env = crow_env(crow_home, model.base_url)
         async with hosted_crow(client, env, "--agent", CORE_AGENT) as (conn, _):
             sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
@@ -179,7 +179,7 @@ async def test_an_unknown_event_is_ignored_and_529_with_retry_after_is_retried_w
         Fault(529, "Overloaded", retry_after=0.01),
         Fault(cut_after=3, reply=Reply(text="all of it"), event="content_block_flash"),
     ]
-    with ScriptedModel(script) as model, anyio.fail_after(60):
+    with ScriptedModel(script) as model, anyio.fail_after(180):
         async with raw_crow(crow_env(crow_home, model.base_url), capabilities=NOTICES) as crow:
             sid = await crow.new_session(str(tmp_path))
             assert (await crow.prompt(sid, "one"))["result"]["stopReason"] == "end_turn"
@@ -206,7 +206,7 @@ async def test_fork_and_compaction_keep_the_signed_thinking(crow_home, tmp_path)
         Reply(text="after the compaction"),
     ]
     client = RecordingClient()
-    with ScriptedModel(script) as model, anyio.fail_after(90):
+    with ScriptedModel(script) as model, anyio.fail_after(180):
         async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
             await conn.prompt(session_id=sid, prompt=[text("echo hi")])
@@ -233,7 +233,7 @@ async def test_redacted_thinking_is_sent_back_unchanged_and_never_shown(crow_hom
         Reply(text="finished"),
     ]
     client = RecordingClient()
-    with ScriptedModel(script) as model, anyio.fail_after(60):
+    with ScriptedModel(script) as model, anyio.fail_after(180):
         _, stops = await one_session(crow_home, model, client, "go", mcp=[echo_stdio()])
     assert stops == ["end_turn"]
     assert thoughts(client) == "Visible part."  # the redacted block is the model's, not the editor's

@@ -213,7 +213,8 @@ ANSWER = "It reads files and answers."
 EXPECTED = {  # what a block shows on screen, and the files it leaves, beyond exiting 0
     '--text "Hello from the scripted model"': (["Hello from the scripted model"], {}),
     "demo.json": (["Writing hello.txt.", "Done: hello.txt says hi."], {"hello.txt": "hi\n"}),
-    "Hello over the Messages API": (["Hello over the Messages API", "Hello over the Responses API"], {}),
+    "Hello over the Messages API": (["Hello over the Messages API"], {}),
+    "Hello over the Responses API": (["Hello over the Responses API"], {}),
     "crow sessions": ([ANSWER, '{"type": "stop", "stop_reason": "end_turn"', "What does this project do?"], {}),
 }
 

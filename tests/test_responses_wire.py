@@ -31,7 +31,7 @@ async def test_a_tool_turn_carries_the_encrypted_reasoning_to_the_next_call_unch
         Reply(reasoning="It worked.", text="It said hi."),
     ]
     client = RecordingClient()
-    with ScriptedModel(script) as model, anyio.fail_after(60):
+    with ScriptedModel(script) as model, anyio.fail_after(180):
         async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[echo_stdio()])).session_id
             assert (await conn.prompt(session_id=sid, prompt=[text("echo hi")])).stop_reason == "end_turn"
@@ -70,7 +70,7 @@ async def test_an_error_event_mid_stream_fails_the_turn_and_the_next_one_works(c
     write_config(crow_home, PROFILE)
     broken = Fault(500, "the model broke", cut_after=6, reply=Reply(text="partial answer here"), event="error")
     client = RecordingClient()
-    with ScriptedModel([broken, Reply(text="fine")]) as model, anyio.fail_after(60):
+    with ScriptedModel([broken, Reply(text="fine")]) as model, anyio.fail_after(180):
         async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
             with pytest.raises(Exception) as failed:

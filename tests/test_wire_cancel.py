@@ -26,7 +26,7 @@ async def test_cancel_mid_stream_keeps_the_history_valid(crow_home, api, model_i
     write_config(crow_home, PROFILE.format(api=api, model=model_id))
     held = Reply(reasoning="thinking hard", text="the first words and then a lot more", hold_after=9)
     client = RecordingClient()
-    with ScriptedModel([held, Reply(text="second answer")]) as model, anyio.fail_after(60):
+    with ScriptedModel([held, Reply(text="second answer")]) as model, anyio.fail_after(180):
         async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[])).session_id
             async with anyio.create_task_group() as group:

@@ -49,7 +49,7 @@ async def test_switching_wires_three_times_and_reloading_keeps_every_request_val
     write_config(crow_home, PROFILES)
     order = ["chat", "responses", "anthropic"] * 3
     script = [reply for n in range(len(order) + 1) for reply in turn(n)]
-    with ScriptedModel(script) as model, anyio.fail_after(120):
+    with ScriptedModel(script) as model, anyio.fail_after(240):
         env = crow_env(crow_home, model.base_url)
         async with hosted_crow(RecordingClient(), env, "--agent", CORE_AGENT) as (conn, _):
             sid = (await conn.new_session(cwd=str(crow_home), mcp_servers=[echo_stdio()])).session_id

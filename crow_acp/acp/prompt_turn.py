@@ -83,10 +83,10 @@ class TurnRunner:
                 except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
                     await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
                     return "end_turn"
+                note_mode_change(session)  # at the end, before the prompt: the requests' prefix stays as it was
                 session.record(
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
                 )
-                note_mode_change(session)  # at the end, after the prompt: the requests' prefix stays as it was
                 await report_failures(session)
                 work = lambda: self.model_turn(session, blocks)  # noqa: E731
             else:

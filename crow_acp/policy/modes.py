@@ -68,7 +68,7 @@ NOTED = "mode_noted"
 
 def note_mode_change(session: Session) -> None:
     """Tell the model it entered or left plan mode, once, as a hidden message at the end of the history
-    (a turn calls it right after recording the prompt). At the end, not in the system prompt: a change
+    (a turn calls it right before recording the prompt, which stays the newest user message). At the end, not in the system prompt: a change
     there would rewrite the start of every later request, and providers cache only an unchanged prefix.
     After a compaction that may have summarized the note away, plan mode is told again."""
     mode, compactions = current_mode(session, "ask"), session.context.get("compactions", 0)
