@@ -68,9 +68,10 @@ NOTED = "mode_noted"
 
 def note_mode_change(session: Session) -> None:
     """Tell the model it entered or left plan mode, once, as a hidden message at the end of the history
-    (a turn calls it right before recording the prompt, which stays the newest user message). At the end, not in the system prompt: a change
-    there would rewrite the start of every later request, and providers cache only an unchanged prefix.
-    After a compaction that may have summarized the note away, plan mode is told again."""
+    (a turn calls it right before recording the prompt, which stays the newest user message). At the
+    end, not in the system prompt: a change there would rewrite the start of every later request, and
+    providers cache only an unchanged prefix. After a compaction that may have summarized the note
+    away, plan mode is told again."""
     mode, compactions = current_mode(session, "ask"), session.context.get("compactions", 0)
     noted = session.context.get(NOTED)
     was, then = (noted[0], noted[1]) if isinstance(noted, list) and len(noted) == 2 else (None, 0)
