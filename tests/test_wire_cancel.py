@@ -36,7 +36,8 @@ async def test_cancel_mid_stream_keeps_the_history_valid(crow_home, api, model_i
                     stops.append((await conn.prompt(session_id=sid, prompt=[text("first")])).stop_reason)
 
                 group.start_soon(ask)
-                await client.wait_for(lambda c: c.of("agent_message_chunk") or c.of("agent_thought_chunk"))
+                shown = lambda c: c.of("agent_message_chunk") or c.of("agent_thought_chunk")  # noqa: E731
+                await client.wait_for(shown, timeout=120)  # a hang guard: the first stream imports the SDK
                 await conn.cancel(session_id=sid)
             assert stops == ["cancelled"]
             assert (await conn.prompt(session_id=sid, prompt=[text("second")])).stop_reason == "end_turn"
