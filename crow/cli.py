@@ -21,6 +21,8 @@ environment:
   OPENAI_API_KEY     the model key (a profile may read another variable: api_key_env)
   OPENAI_BASE_URL    endpoint for profiles without their own base_url
   CROW_MODEL         a profile name from [models], or a raw model id
+  CROW_API           the model wire for profiles without `api`: chat, responses or anthropic
+  ANTHROPIC_API_KEY  the anthropic wire's key (or ANTHROPIC_AUTH_TOKEN); ANTHROPIC_BASE_URL its endpoint
   CROW_HOME          crow's directory (default ~/.crow)
   CROW_DATABASE_URL  postgresql://... keeps sessions in PostgreSQL (over [store] url); unset: SQLite
   CROW_SERVE_TOKEN   the token `crow serve` requires of clients (or --token-file)

@@ -20,7 +20,12 @@ CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
 @dataclass(frozen=True)
 class Usage:
     prompt_tokens: int = 0
+    """Every input token of the call, cached ones included (what fills the context window)."""
     completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Of prompt_tokens, those read from the provider's prompt cache (priced at cache_read_price)."""
+    cache_write_tokens: int = 0
+    """Of prompt_tokens, those written to the cache (Anthropic; priced at cache_write_price)."""
 
     @property
     def total_tokens(self) -> int:

@@ -1,6 +1,8 @@
 """History entries: the chat message the model sees, and typed metadata only crow and the editor need.
 
     StoredMessage(message, meta)       one entry; `message` is the OpenAI chat message as sent
+    Attachment                         a provider's own part of an assistant message (signed thinking,
+                                       encrypted reasoning), kept opaque under ATTACHMENTS in the message
     EntryMeta                          what kind of entry it is, how to replay it, where it came from
     ToolDisplay                        how a tool result shows in the editor (title, kind, status, …)
 
@@ -188,6 +190,56 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+ATTACHMENTS = "crow_attachments"
+"""The key of an assistant message that holds its attachments (as JSON). It rides inside the message, so
+compaction, fork, load and export keep it as they keep the message; every wire takes it out of a request
+and sends back only the attachments of its own wire and model."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Parts of one reply only the provider that wrote them understands, sent back to it unchanged.
+
+    anthropic: the reply's thinking and redacted_thinking blocks (with their signatures), in order;
+    responses: the reply's reasoning items (with their encrypted content), in order."""
+
+    wire: str
+    model: str
+    items: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"wire": self.wire, "model": self.model, "items": list(self.items)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Attachment | None:
+        """None for anything that is not an attachment (a damaged row is sent without it)."""
+        if not isinstance(data, dict):
+            return None
+        wire, model, items = data.get("wire"), data.get("model"), data.get("items")
+        if not (isinstance(wire, str) and isinstance(model, str) and isinstance(items, list)):
+            return None
+        return cls(wire, model, tuple(item for item in items if isinstance(item, dict)))
+
+
+def attachments(message: dict[str, Any]) -> list[Attachment]:
+    """The message's attachments; [] when it has none or they are damaged."""
+    raw = message.get(ATTACHMENTS)
+    found = [Attachment.from_json(item) for item in raw] if isinstance(raw, list) else []
+    return [item for item in found if item is not None]
+
+
+def attachment_for(message: dict[str, Any], wire: str, model: str) -> Attachment | None:
+    """The attachment this wire and model wrote, if any: another provider's (or model's) is left out."""
+    return next((a for a in attachments(message) if a.wire == wire and a.model == model), None)
+
+
+def without_attachments(message: dict[str, Any]) -> dict[str, Any]:
+    """The message as a provider may see it (the same object when it has no attachments)."""
+    if ATTACHMENTS not in message:
+        return message
+    return {key: value for key, value in message.items() if key != ATTACHMENTS}
+
+
 @dataclass
 class StoredMessage:
     """One history entry: the chat message the model sees, and what only crow and the editor need."""
@@ -202,4 +254,15 @@ class StoredMessage:
     """Where the store put it among all sessions' messages (0 until read back): multi-agent replay order."""
 
 
-__all__ = ["EntryKind", "EntryMeta", "Handoff", "StoredMessage", "ToolDisplay"]
+__all__ = [
+    "ATTACHMENTS",
+    "Attachment",
+    "EntryKind",
+    "EntryMeta",
+    "Handoff",
+    "StoredMessage",
+    "ToolDisplay",
+    "attachment_for",
+    "attachments",
+    "without_attachments",
+]

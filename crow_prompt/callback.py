@@ -8,7 +8,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ BUILTIN_VARIABLES = ("cwd", "date", "os", "shell", "git", "tools", "skills", "wo
 CATALOG_KEY = "skills_catalog"
 """Session context key where crow_skills leaves its catalog: a list of {name, description, path}."""
 
+CONTEXT_CHANGED = "The workspace context files changed since the system prompt was written. They now read:\n\n"
 Variable = Any | Callable[["SessionAccess"], Any]
 
 
@@ -42,15 +43,19 @@ class Basis:
 
     compactions: int
     files: Fingerprint
+    """The workspace context files."""
     catalog: str
     tools: tuple[str, ...]
+    template: Fingerprint = ()
 
 
 class PromptCallback:
     """Sets the system prompt at begin_session; in pre_request it rebuilds only when the prompt is stale.
 
-    Stale means: the conversation was compacted, the skills catalog or tool list changed, or
-    (before a new prompt) a workspace context file or the template file changed on disk.
+    Stale means: the conversation was compacted, the skills catalog or tool list changed, or (before a
+    new prompt) the template file changed on disk. A workspace context file that changed (before a new
+    prompt) does not rewrite the system prompt, which every request starts with and providers cache:
+    the new text is told at the end of the history, and goes into the prompt at the next rebuild.
     """
 
     def __init__(
@@ -81,9 +86,21 @@ class PromptCallback:
             self._skipped.pop(session.session_id, None)
             return
         step = kwargs.get("step")
-        if step is not None and not self._stale(session, step):
-            return
+        if step is not None:
+            old = self._basis.get(session.session_id)
+            new = self._basis_now(session, files=None if step == 0 or old is None else old.files)
+            if old == new:
+                return
+            if old is not None and replace(old, files=new.files) == new:  # only the context files changed
+                self._basis[session.session_id] = new
+                await self._tell_context(session)
+                return
         await self.apply(session)
+
+    async def _tell_context(self, session: SessionAccess) -> None:
+        text = await self._workspace_context(session)
+        note = CONTEXT_CHANGED + (text or "(no workspace context files now)")
+        session.add_message("user", note, hidden=True, note="workspace_context")
 
     async def apply(self, session: SessionAccess) -> None:
         """Render and set the system prompt; a broken template falls back to the default and is reported."""
@@ -146,19 +163,15 @@ class PromptCallback:
             await session.report("Workspace context file skipped", status="failed", text=text)
         return found.text
 
-    def _stale(self, session: SessionAccess, step: int) -> bool:
-        old = self._basis.get(session.session_id)
-        if old is None:
-            return True
-        new = self._basis_now(session, files=None if step == 0 else old.files)
-        return new != old
-
     def _basis_now(self, session: SessionAccess, files: Fingerprint | None = None) -> Basis:
+        template: Fingerprint = ()
         if files is None:  # stat calls only before a new prompt, not before every model call
-            watched = candidates(Path(session.cwd), self.context_files)
-            files = fingerprint([*watched, *filter(None, [self._template_path()])])
+            files = fingerprint(candidates(Path(session.cwd), self.context_files))
+            template = fingerprint(list(filter(None, [self._template_path()])))
+        elif (old := self._basis.get(session.session_id)) is not None:
+            template = old.template
         catalog = json.dumps(session.get_context(CATALOG_KEY))  # a snapshot: get_context returns the live value
-        return Basis(session.get_context("compactions", 0), files, catalog, tuple(session.tool_names()))
+        return Basis(session.get_context("compactions", 0), files, catalog, tuple(session.tool_names()), template)
 
     def _template_path(self) -> Path | None:
         if isinstance(self.template, Path):

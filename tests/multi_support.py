@@ -95,7 +95,7 @@ async def in_process(
         model.profile = config.profile()
         return model
 
-    monkeypatch.setattr(crow_acp.model.profiles, "OpenAIModelClient", client_for)
+    monkeypatch.setattr(crow_acp.model.profiles, "make_client", client_for)
     agent = load_agent(f"{AGENTS}:{factory}", None)
     agent.on_connect(client)
     await agent.initialize(

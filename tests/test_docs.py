@@ -251,6 +251,8 @@ EXPECTED = {  # what a block shows on screen, and the files it leaves, beyond ex
     '--text "Hello from the scripted model"': (["Hello from the scripted model"], {}),
     "demo.json": (["Writing hello.txt.", "Done: hello.txt says hi."], {"hello.txt": "hi\n"}),
     "crow setup --provider": (["Stored custom", "model scripted-model", "nothing broken"], {}),
+    "Hello over the Messages API": (["Hello over the Messages API"], {}),
+    "Hello over the Responses API": (["Hello over the Responses API"], {}),
     "crow sessions": ([ANSWER, '{"type": "stop", "stop_reason": "end_turn"', "What does this project do?"], {}),
 }
 

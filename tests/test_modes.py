@@ -25,7 +25,7 @@ from records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.editor import editor_tools
-from crow_acp.policy.modes import PLANNING_NOTE
+from crow_acp.policy.modes import PLAN_OVER_NOTE, PLANNING_NOTE
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -103,7 +103,12 @@ async def test_modes_over_stdio(crow_home, tmp_path):
     assert not marker.exists() and not shell_marker.exists()  # the liars never ran
     assert "has the word 'delete'" in plan["liar"] and "has the word 'run'" in plan["shell"]
     assert "is not marked read-only" in plan["add-plan"] and plan["read"] == "echo: look"
-    assert PLANNING_NOTE in system_text(model.requests[0]) and PLANNING_NOTE not in system_text(model.requests[2])
+    # Told once, before the prompt at the end of the history (the start of every request stays as it was).
+    assert (
+        PLANNING_NOTE not in system_text(model.requests[0])
+        and model.requests[0]["messages"][-2]["content"] == PLANNING_NOTE
+    )
+    assert model.requests[2]["messages"][-2]["content"] == PLAN_OVER_NOTE
     full = results(model.requests[3])
     assert full["add-full"] == "4" and "denied by the permission policy" in full["denied"]
     assert [r[0].tool_call_id for r in client.permission_requests] == ["add-ask"]  # only ask mode asked

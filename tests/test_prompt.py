@@ -16,6 +16,7 @@ from crow_acp.config import load_config
 from crow_acp.core.session_access import SessionView
 from crow_acp.events import ActivityReported
 from crow_prompt import PromptTemplateError, default_prompt
+from crow_prompt.callback import CONTEXT_CHANGED
 from crow_prompt.context import context_files, git_root, workspace_context
 from crow_prompt.facts import git_summary
 
@@ -227,16 +228,24 @@ async def test_the_prompt_is_rebuilt_after_compaction_and_when_context_files_cha
     await prompt(session, step=1)
     assert len(builds) == 1  # files are checked before a new prompt only
     await prompt(session, step=0)
-    assert "version two" in system_prompt(session) and len(builds) == 2
+    # Told at the end, not written into the system prompt (the start of every request, which providers cache).
+    assert "version one" in system_prompt(session) and len(builds) == 1
+    assert "version two" in last_message(session) and last_message(session).startswith(CONTEXT_CHANGED)
+    await prompt(session, step=0)
+    assert len(builds) == 1 and session.get_messages().count(session.get_messages()[-1]) == 1  # told once
 
     for i in range(4):
         session.add_message("user", f"question {i}")
         session.add_message("assistant", f"answer {i}")
     assert session.compact_messages(keep_last=2, summary="earlier talk") > 0
     await prompt(session, step=3)
-    assert len(builds) == 3
-    assert system_prompt(session).endswith("#3\n")
+    assert len(builds) == 2
+    assert "version two" in system_prompt(session) and system_prompt(session).endswith("#2\n")
 
     write(tmp_path / "CLAUDE.md", "a new file")
     await prompt(session, step=0)
-    assert "a new file" in system_prompt(session) and len(builds) == 4
+    assert "a new file" in last_message(session) and len(builds) == 2
+
+
+def last_message(session) -> str:
+    return session.get_messages()[-1]["content"]

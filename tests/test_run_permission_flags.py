@@ -55,7 +55,7 @@ def test_mode_plan_refuses_a_write_for_this_run_only(crow_home: Path, tmp_path: 
     assert planned.returncode == 0, planned.stderr
     assert not (tmp_path / "plan.txt").exists(), "plan mode refuses the write, even with --yes"
     assert tool_result(model.requests[1]).startswith("Plan mode: the tool 'write_file'")
-    assert "You are in plan mode." in model.requests[0]["messages"][0]["content"]
+    assert "You are in plan mode." in model.requests[0]["messages"][-2]["content"]  # told before the prompt
     assert mode_after_plan == "ask", "the run's mode is put back when it ends"
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "after.txt").read_text() == "hi\n", "the next run is in the session's own mode"

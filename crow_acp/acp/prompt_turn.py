@@ -24,7 +24,7 @@ from ..core.turn import Turn
 from ..errors import CommandError, CrowError
 from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
 from ..history import EntryMeta
-from ..policy.modes import plan_note
+from ..policy.modes import note_mode_change, plan_note
 from ..policy.permissions import Permissions
 from ..util.secrets import redact_json
 from . import thinking
@@ -83,6 +83,7 @@ class TurnRunner:
                 except PromptRefused as refused:  # say why instead of a provider's 400; nothing is recorded
                     await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
                     return "end_turn"
+                note_mode_change(session)  # at the end, before the prompt: the requests' prefix stays as it was
                 session.record(
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
                 )

@@ -27,7 +27,7 @@ from ..core.session_access import SessionView
 from ..history import StoredMessage
 from ..mcp.host import McpHost, server_specs
 from ..mcp.specs import check_servers
-from ..model.client import prewarm
+from ..model.wires import prewarm
 from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop

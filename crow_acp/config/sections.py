@@ -36,6 +36,10 @@ def url_problem(value: str) -> str:
     return f"must start with http:// or https://, got {value!r}; did you mean {scheme + value!r}?"
 
 
+API_CHOICES = ("chat", "responses", "anthropic")
+"""The model wires (crow_acp/model/wires.py chooses one)."""
+
+
 class ModelProfile(Section):
     """One model endpoint."""
 
@@ -63,8 +67,18 @@ class ModelProfile(Section):
     """Price per million prompt tokens; with output_price, usage updates carry the session's cost."""
     output_price: float | None = Field(None, ge=0)
     """Price per million completion tokens."""
+    cache_read_price: float | None = Field(None, ge=0)
+    """Price per million prompt tokens read from the provider's cache; None: input_price."""
+    cache_write_price: float | None = Field(None, ge=0)
+    """Price per million prompt tokens written to the cache (Anthropic); None: input_price."""
     currency: str = "USD"
     """ISO 4217 code of the prices."""
+    api: Literal["chat", "responses", "anthropic"] | None = None
+    """The wire: chat completions, OpenAI Responses or Anthropic Messages; None: CROW_API, else inferred."""
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    """anthropic: how long the prompt cache keeps each breakpoint's prefix."""
+    thinking_budget: int | None = Field(None, ge=1024)
+    """anthropic: the thinking budget in tokens at the high level (lower levels get a share); None: 16000."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields for providers with their own knobs."""
 

@@ -21,6 +21,7 @@ from pydantic import Field, PrivateAttr, ValidationError
 from ..errors import ConfigError
 from .credentials import StoredCredentials, load_credentials, with_stored
 from .sections import (
+    API_CHOICES,
     OPENAI_HOST,
     RUN_ONLY,
     AgentConfig,
@@ -204,4 +205,6 @@ def load_config(home: Path | None = None, **overrides: Any) -> Config:
     env_url = os.environ.get("OPENAI_BASE_URL")
     if env_url and not env_url.startswith(("http://", "https://")):  # else every model call fails, after retries
         raise ConfigError(f"OPENAI_BASE_URL {url_problem(env_url)}")
+    if (env_api := os.environ.get("CROW_API")) and env_api not in API_CHOICES:  # else the first session fails
+        raise ConfigError(f"CROW_API: {env_api!r} is not a model wire; choose one of {', '.join(API_CHOICES)}")
     return config

@@ -19,13 +19,27 @@ def charge(session: Session, usage: Usage) -> Cost | None:
     profile = session.model.profile
     if profile.input_price is None or profile.output_price is None:
         return None
-    price = (usage.prompt_tokens * profile.input_price + usage.completion_tokens * profile.output_price) / 1_000_000
+    price = price_of(usage, profile.input_price, profile.output_price, profile.cache_read_price,
+                     profile.cache_write_price)  # fmt: skip
     totals = session.data.setdefault(KEY, {})
     # One total per currency: a session can switch to a profile priced in another one.
     totals[profile.currency] = totals.get(profile.currency, 0.0) + max(price, 0.0)
     session.data[USED] = usage.total_tokens
     session.save()
     return Cost(round(totals[profile.currency], 6), profile.currency)
+
+
+def price_of(
+    usage: Usage, input_price: float, output_price: float, read_price: float | None, write_price: float | None
+) -> float:
+    """One call's price: uncached input, cache reads and cache writes each at their own rate (a rate the
+    profile leaves unset is the input price), and the output."""
+    read, written = max(usage.cache_read_tokens, 0), max(usage.cache_write_tokens, 0)
+    uncached = max(usage.prompt_tokens - read - written, 0)
+    read_rate = input_price if read_price is None else read_price
+    write_rate = input_price if write_price is None else write_price
+    cost = uncached * input_price + read * read_rate + written * write_rate + usage.completion_tokens * output_price
+    return cost / 1_000_000
 
 
 def total(session: Session) -> Cost | None:

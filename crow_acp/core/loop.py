@@ -32,8 +32,8 @@ from ..events import (
     ToolView,
     Usage,
 )
-from ..history import EntryMeta, ToolDisplay
-from ..model.client import Finish, ReasoningChunk, TextChunk, ToolCallChunk
+from ..history import ATTACHMENTS, EntryMeta, ToolDisplay
+from ..model.client import AttachmentChunk, Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from ..plugin.session import ToolTimer
 from . import images
 from .costs import charge
@@ -100,6 +100,8 @@ async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudge
                             call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
                             call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
                             call.fragments.append(budget.take(arguments))
+                    case AttachmentChunk(attachment):
+                        reply.attachments.append(attachment)
                     case Usage():
                         reply.usage = delta
                     case Finish(reason):
@@ -146,6 +148,8 @@ def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
             }
             for c in reply.calls
         ]
+    if reply.attachments:  # the provider's own parts, sent back to it (and only to it) on later calls
+        message[ATTACHMENTS] = [attachment.to_json() for attachment in reply.attachments]
     draft.settle(message, reasoning or None)
     return message
 

@@ -39,7 +39,10 @@ class RequestChain:
     steps: Sequence[RequestStep] = ()
 
     def build(self, session: Session) -> ModelRequest:
-        request = ModelRequest(session.messages(), [openai_schema(tool) for tool in session.tools()])
+        # By name: the tools lead every request, and providers cache only an unchanged prefix, so a server
+        # that lists its tools in another order (or comes up later than another) must not reorder them.
+        tools = sorted(session.tools(), key=lambda tool: tool.name)
+        request = ModelRequest(session.messages(), [openai_schema(tool) for tool in tools])
         for step in self.steps:
             request = step(session, request)
         request.messages = strict_messages(request.messages)

@@ -14,6 +14,7 @@ from typing import Any
 from ..api import CrowCallbacks, Sandbox, Tool
 from ..config import LimitsConfig
 from ..events import ToolResult, ToolView, Usage
+from ..history import Attachment
 from ..util.text import clean_value
 from .request import RequestChain
 from .session import Session
@@ -75,6 +76,8 @@ class Reply:
     calls: list[PendingCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    attachments: list[Attachment] = field(default_factory=list)
+    """The provider's own parts of the reply (signed thinking, encrypted reasoning), kept with it."""
     message: dict[str, Any] | None = None
     """What was recorded; None when the model said nothing at all."""
 

@@ -1,9 +1,12 @@
 """The model: the client the loop streams from, and what bounds and describes it.
 
-    client.py    the ModelClient protocol the loop talks to, and the OpenAI-compatible client behind it
+    client.py    the ModelClient protocol the loop talks to, its neutral deltas, and the `chat` wire
+    wires.py     which wire a profile speaks (choose_api), and the client for it
+    anthropic_wire.py, anthropic_request.py   the `anthropic` wire: Anthropic Messages
+    responses_wire.py, responses_request.py   the `responses` wire: OpenAI Responses
     limits.py    what bounds one streamed request, and what repairs its text
     profiles.py  the models a session can switch between (Zed's model picker)
-    retries.py   the openai client's retries, told to the turn that listens (shown as notices)
+    retries.py   the SDK clients' retries, told to the turn that listens (shown as notices)
 
-May import: crow_acp.config, errors, events, util, and the openai SDK (lazily).
+May import: crow_acp.config, errors, events, history, util, and the openai and anthropic SDKs (lazily).
 """

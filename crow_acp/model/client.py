@@ -1,10 +1,12 @@
 """The model seam: the ModelClient protocol the loop talks to, and the OpenAI-compatible client behind it.
 
     ModelClient            what the loop needs: stream() typed deltas, complete(), close(), a profile
-    OpenAIModelClient      chat completions over HTTP (the one crow serves with)
+    OpenAIModelClient      chat completions over HTTP (the `chat` wire)
+    anthropic_wire.AnthropicModelClient   Anthropic Messages (the `anthropic` wire)
+    responses_wire.ResponsesModelClient   OpenAI Responses (the `responses` wire)
     function_model.FunctionModel   a script or a Python function, in process (tests, offline runs)
 
-This is the only module that imports openai, and it does so on first use: `crow acp` must answer
+Each wire imports its SDK on first use: `crow acp` must answer
 `initialize` without paying for it.
 """
 
@@ -20,9 +22,11 @@ import anyio
 from ..config import Config, ModelProfile
 from ..errors import ConfigError, ModelError
 from ..events import Usage
+from ..history import Attachment, without_attachments
 from ..util.imports import off_loop
 from ..util.secrets import dumps, redact_json
 from ..util.text import clean_text, cleaned_copy
+from .describe import describe_api_error
 from .limits import Deadline, StreamRepair
 
 if TYPE_CHECKING:
@@ -52,10 +56,18 @@ class ToolCallChunk:
 @dataclass(frozen=True)
 class Finish:
     reason: str
+    """The chat-completions name whatever the wire: stop, tool_calls or length."""
+
+
+@dataclass(frozen=True)
+class AttachmentChunk:
+    """The reply's provider-only parts (signed thinking, encrypted reasoning), once, before Finish."""
+
+    attachment: Attachment
 
 
 CUT_OFF = "The model's reply was cut off: the stream ended before the model finished"
-StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | Usage | Finish
+StreamDelta = TextChunk | ReasoningChunk | ToolCallChunk | AttachmentChunk | Usage | Finish
 
 
 class ModelClient(Protocol):
@@ -129,7 +141,8 @@ class OpenAIModelClient:
                                  options={"security": {"bearer_auth": True}})  # fmt: skip
 
     def _params(self, messages: list[dict], tools: list[dict], reasoning_effort: str | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.profile.model, "messages": messages}
+        # Another wire's attachments never reach a chat-completions server (strict ones refuse unknown keys).
+        params: dict[str, Any] = {"model": self.profile.model, "messages": [without_attachments(m) for m in messages]}
         if tools:
             params["tools"] = tools
         profile = self.profile
@@ -234,7 +247,10 @@ def prewarm(model: ModelClient) -> None:
 def _deltas(chunk: dict[str, Any], repair: StreamRepair) -> list[StreamDelta]:
     out: list[StreamDelta] = []
     if usage := chunk.get("usage"):
-        out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        cached = cached if isinstance(cached, int) else 0
+        out.append(Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, cached))
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek/vLLM, OpenRouter
@@ -257,43 +273,3 @@ def _leftovers(repair: StreamRepair) -> list[StreamDelta]:
     out: list[StreamDelta] = [ReasoningChunk(reasoning)] if reasoning else []
     out += [TextChunk(text)] if text else []
     return out + [ToolCallChunk(index, None, None, piece) for index, piece in arguments.items()]
-
-
-def describe_api_error(exc: Exception, base_url: str | None, key_env: str = "OPENAI_API_KEY") -> str:
-    """One sentence a user can act on."""
-    import openai
-
-    where = base_url or "the OpenAI API"
-    if isinstance(exc, openai.AuthenticationError):
-        return f"The model endpoint ({where}) rejected the API key (401). Check {key_env}."
-    if isinstance(exc, openai.APITimeoutError):
-        return f"The model endpoint ({where}) timed out."
-    if isinstance(exc, openai.APIConnectionError):
-        return f"Could not reach the model endpoint ({where}): {exc.__cause__ or exc}."
-    if isinstance(exc, openai.NotFoundError) and not _names_the_model(exc) and base_url:
-        return _not_found(exc, base_url)
-    if isinstance(exc, openai.APIStatusError):
-        return f"The model endpoint ({where}) answered HTTP {exc.status_code}: {_error_message(exc)}"
-    return f"The model call failed: {exc}"
-
-
-def _not_found(exc: Any, base_url: str) -> str:
-    """A 404 for the route itself (not for the model id): most often a base URL without its /v1."""
-    path = exc.request.url.path
-    if base_url.rstrip("/").endswith("/v1"):
-        return f"The model endpoint ({base_url}) answered 404 for {path}: is this the API's base URL?"
-    return f"The model endpoint ({base_url}) answered 404 for {path}: does the base URL end in /v1?"
-
-
-def _names_the_model(exc: Any) -> bool:
-    """OpenAI, vLLM and others answer 404 for an unknown model id too; then their message says so."""
-    body: dict = exc.body if isinstance(exc.body, dict) else {}
-    error: dict = body["error"] if isinstance(body.get("error"), dict) else body
-    return error.get("code") == "model_not_found" or "model" in str(error.get("message") or "").lower()
-
-
-def _error_message(exc: Any) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        return str(body.get("message") or body.get("error", {}).get("message") or body)
-    return exc.message

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
 from ..config import Config
-from .client import ModelClient, OpenAIModelClient
+from .client import ModelClient
+from .wires import make_client
 
 OPTION_ID = "model"
 
@@ -19,7 +20,7 @@ class Models:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._clients: dict[str, ModelClient] = {}
-        self._factory: Callable[[Config], ModelClient] = OpenAIModelClient
+        self._factory: Callable[[Config], ModelClient] = make_client
         self._retired: list[ModelClient] = []
         self.in_process = False
         """True once `use` gave a model in process: sessions need no key (acp/auth.py)."""

@@ -51,3 +51,18 @@ def reporting_client() -> type[AsyncOpenAI]:
             )
 
     return ReportingOpenAI
+
+
+@cache
+def reporting_anthropic() -> type[Any]:
+    """AsyncAnthropic, reporting each retry first (429, 529 overloaded, 5xx; it honours retry-after)."""
+    from anthropic import AsyncAnthropic
+
+    class ReportingAnthropic(AsyncAnthropic):
+        async def _sleep_for_retry(self, *, retries_taken: int, max_retries: int, response: Any, **kwargs: Any) -> None:
+            await report_retry(retries_taken + 1, max_retries, response.status_code if response is not None else None)
+            await super()._sleep_for_retry(
+                retries_taken=retries_taken, max_retries=max_retries, response=response, **kwargs
+            )
+
+    return ReportingAnthropic

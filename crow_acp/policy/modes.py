@@ -81,10 +81,36 @@ PLANNING_NOTE = (
 )
 
 
+PLAN_OVER_NOTE = "Plan mode is over: edits, writes and commands are allowed again, as the user's mode permits."
+NOTED = "mode_noted"
+"""Session context: [the mode the model was last told of, the compaction count then]."""
+
+
+def note_mode_change(session: Session) -> None:
+    """Tell the model it entered or left plan mode, once, as a hidden message at the end of the history
+    (a turn calls it right before recording the prompt, which stays the newest user message). At the
+    end, not in the system prompt: a change there would rewrite the start of every later request, and
+    providers cache only an unchanged prefix. After a compaction that may have summarized the note
+    away, plan mode is told again."""
+    mode, compactions = current_mode(session, "ask"), session.context.get("compactions", 0)
+    noted = session.context.get(NOTED)
+    was, then = (noted[0], noted[1]) if isinstance(noted, list) and len(noted) == 2 else (None, 0)
+    from ..history import EntryMeta
+
+    meta = EntryMeta("injected", other={"note": "mode"})
+    if mode == "plan" and not (was == "plan" and then == compactions):  # entered, or told again after compaction
+        session.record({"role": "user", "content": PLANNING_NOTE}, meta)
+    elif mode != "plan" and was == "plan":
+        session.record({"role": "user", "content": PLAN_OVER_NOTE}, meta)
+    session.context[NOTED] = [mode, compactions]
+    session.save()
+
+
 def plan_note(session: Session, request: ModelRequest) -> ModelRequest:
-    """A request step: the model is told that it is planning when the session is in plan mode (never
-    stored: the note leaves the request as soon as the mode changes)."""
-    if current_mode(session, "ask") == "plan":
+    """A request step kept for callers that build their own chain: the plan note, when the session is
+    in plan mode and no stored note tells it already (note_mode_change, which crow's turns use)."""
+    noted = session.context.get(NOTED)
+    if current_mode(session, "ask") == "plan" and not (isinstance(noted, list) and noted[:1] == ["plan"]):
         request.messages = _with_plan_note(request.messages)
     return request
 

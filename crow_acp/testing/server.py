@@ -1,4 +1,5 @@
-"""A scripted OpenAI-compatible chat-completions server for tests and benchmarks.
+"""A scripted model server for tests and benchmarks: chat completions here; /v1/responses and /v1/messages
+in responses_wire.py and anthropic_wire.py.
 
 Only the model's intelligence is mocked, never its protocol: the HTTP/1.1 and
 SSE framing follow what OpenAI, vLLM and DeepSeek send, so the real client
@@ -15,7 +16,10 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
+from . import anthropic_wire, responses_wire
+from .anthropic_wire import AnthropicState
 from .render import Render
+from .responses_wire import ResponsesState
 from .wire import Entry, Fault, Reply, Responder, Writer, _error_body, _head, _write_chunk, is_title_request
 
 log = logging.getLogger(__name__)
@@ -50,6 +54,10 @@ class ScriptedModel:
         self._stopping: asyncio.Event | None = None
         self._conns: dict[asyncio.Task, Writer] = {}
         self._error: BaseException | None = None
+        self.anthropic = AnthropicState()
+        """/v1/messages: the signing key of its thinking, and its prompt cache."""
+        self.responses = ResponsesState()
+        """/v1/responses: the key of its encrypted reasoning, and the prefixes it has seen."""
 
     @property
     def model(self) -> str:
@@ -59,6 +67,10 @@ class ScriptedModel:
     @model.setter
     def model(self, model: str) -> None:
         self._render.model = model
+
+    def calls(self, reply: Reply) -> list[tuple[str, str, str]]:
+        """(id, name, arguments) of the reply's tool calls, ids unique on this server whatever the wire."""
+        return self._render.calls(reply)
 
     def add(self, *entries: Entry) -> None:
         with self._lock:
@@ -176,6 +188,10 @@ class ScriptedModel:
             return keep
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(writer, body, headers, keep)
+        if method == "POST" and path == "/v1/messages":
+            return await anthropic_wire.serve(self.anthropic, self, writer, body, headers, keep)
+        if method == "POST" and path == "/v1/responses":
+            return await responses_wire.serve(self.responses, self, writer, body, headers, keep)
         await self._send_json(writer, 404, _error_body(404, f"no route for {method} {path}"), keep)
         return keep
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import responses
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Reply:  # one scripted model response
     delay: float = 0.0
     first_delay: float = 0.0
     hold_after: int | None = None  # stream this many events (the role chunk first), then hold until stop()
+    redacted: bool = False  # /v1/messages: a redacted_thinking block before the reply (after any thinking)
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Fault:  # an injected failure sent instead of a reply
     cut_after: int | None = None  # 200, this many chunks of `reply`, then an abrupt close
     reply: Reply | None = None
     hang: bool = False  # headers, then silence until stop()
+    event: str | None = None  # /v1/messages, /v1/responses: after cut_after events, "error" (the API's error
+    # event, ending the stream) or another name (an event type no client knows; the stream goes on)
 
 
 Responder = Callable[[dict], Reply | Fault]
@@ -74,3 +78,26 @@ async def _write_chunk(writer: Writer, data: bytes) -> None:
     # One HTTP chunk per SSE event, drained at once: clients must see each delta as produced.
     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
     await writer.drain()
+
+
+class Host(Protocol):
+    """What a wire's route (anthropic_wire, responses_wire) uses of the ScriptedModel that serves it."""
+
+    model: str
+    requests: list[dict]
+    headers: list[dict]
+    title_requests: list[dict]
+    titles: Entry | None
+    _lock: threading.Lock
+
+    def calls(self, reply: Reply) -> list[tuple[str, str, str]]: ...
+
+    async def _send_json(
+        self, writer: Writer, status: int, obj: dict, keep: bool, extra: dict | None = None
+    ) -> None: ...
+
+    async def _send_stream_head(self, writer: Writer, content_type: str, keep: bool) -> None: ...
+
+    async def _next_entry(self, req: dict) -> Reply | Fault: ...
+
+    async def _answer(self, entry: Entry, req: dict) -> Reply | Fault: ...
