@@ -1,6 +1,6 @@
 """Crow's model keys stay in crow: no child process inherits them and no text crow records carries them.
 
-The keys are the variables OPENAI_API_KEY, ANTHROPIC_API_KEY and every profile's `api_key_env`, any
+The keys are the variables OPENAI_API_KEY and every profile's `api_key_env`, any
 `api_key` written in config.toml, and the key `crow setup` stored (credentials.toml). `protect(config)`
 registers them (AcpAgent does, once per process).
 Commands (`run_command`, locally and in the editor's terminal) and stdio MCP servers get
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config import Config
 
-DEFAULT_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
+DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
 MIN_SECRET = 8
 """Shorter values ("none", "x") are placeholders for keyless local servers, not secrets: redacting
 them would mangle ordinary text."""
