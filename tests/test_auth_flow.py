@@ -26,8 +26,9 @@ def keyless_env(home: Path, **extra: str) -> dict[str, str]:
     return {**env, "CROW_HOME": str(home), **extra}
 
 
-def setup(env: dict[str, str], model: ScriptedModel, key: str) -> subprocess.CompletedProcess[str]:
-    args = ["setup", "--provider", "custom", "--base-url", model.base_url]
+def setup(env: dict[str, str], model: ScriptedModel, key: str, *more: str) -> subprocess.CompletedProcess[str]:
+    """`crow setup` by flags, the key on stdin (the scripted model runs in its own thread: blocking is fine)."""
+    args = ["setup", "--provider", "custom", "--base-url", model.base_url, *more]
     return subprocess.run(crow_command(*args), env=env, input=key + "\n", capture_output=True, text=True, timeout=60)
 
 
@@ -123,3 +124,20 @@ def test_the_legacy_terminal_auth_command_runs_setup(crow_home):
     """The `_meta["terminal-auth"]` command is sys.executable -m crow setup: it must be that program."""
     done = subprocess.run([sys.executable, "-m", "crow", "setup", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "--provider" in done.stdout
+
+
+async def test_setup_for_anthropic_stores_its_wire_and_sessions_speak_messages(crow_home, tmp_path):
+    """crow setup --provider anthropic: the check request and the prompts after it go to /v1/messages."""
+    async with ScriptedModel([Reply(text="."), Reply(text="Hello from Claude")]) as model:
+        env = keyless_env(crow_home)
+        stored = setup(env, model, KEY, "--provider", "anthropic", "--model", "claude-test")  # the last one wins
+        assert stored.returncode == 0, stored.stderr
+        assert 'api = "anthropic"' in (crow_home / "credentials.toml").read_text()
+        client = RecordingClient()
+        async with run_crow(client, env) as (conn, _):
+            sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text("hello")])
+        assert "Hello from Claude" in client.text()
+        sent = [h.get("x-api-key") or h.get("authorization", "").removeprefix("Bearer ") for h in model.headers]
+        assert sent == [KEY, KEY]  # the check (x-api-key), then the prompt (the SDK's own header)
+        assert model.requests[-1]["model"] == "claude-test" and "max_tokens" in model.requests[-1]

@@ -69,6 +69,8 @@ class AnthropicState:
         previous_calls: set[str] = set()
         for n, message in enumerate(messages):
             role, content = message.get("role"), message.get("content")
+            if isinstance(content, str) and content:  # the real API takes a string as one text block
+                content = [{"type": "text", "text": content}]
             if role != ("user" if n % 2 == 0 else "assistant") or not isinstance(content, list):
                 return f"messages.{n}: roles must alternate user/assistant, starting with user, content a list"
             if problem := self._message_problem(n, role, content, previous_calls):
