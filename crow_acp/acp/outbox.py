@@ -8,14 +8,20 @@ that says so).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from ..core.hooks import call_user_code
 from ..events import Event, NoticeRaised, Observer
 
-if TYPE_CHECKING:
-    from .leases import Leases
+
+class Leases(Protocol):
+    """What the outbox needs of the session leases (sessions/leases.py): a flush before an event goes
+    out, and a way to warn the user when a lease is lost."""
+
+    warn: Callable[[NoticeRaised], Awaitable[None]] | None
+
+    async def flushed(self, session_id: str) -> bool: ...
 
 
 class Outbox:

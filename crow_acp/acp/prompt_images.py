@@ -49,21 +49,6 @@ def stored_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def replayed_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stored blocks with each image's data put back from the message's image parts, in order."""
-    content = message.get("content")
-    urls = iter(
-        [p["image_url"]["url"] for p in content if p.get("type") == "image_url"] if isinstance(content, list) else []
-    )
-    out = []
-    for block in blocks:
-        if block.get("type") == "image" and not block.get("data"):
-            url = next(urls, "")
-            block = {**block, "data": url.partition("base64,")[2]}
-        out.append(block)
-    return out
-
-
 def hide_images(session: Session, request: ModelRequest) -> ModelRequest:
     """A request step: image parts become a note when the current model is not a vision model."""
     if session.model.profile.vision or not session.data.get(FLAG):

@@ -58,7 +58,7 @@ from .newer import ClientFeatures
 from .newer.updates import named, plan_operation
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .plans import LastPlans, plan_shown
-from .prompt_images import replayed_blocks
+from .replay import replayed_blocks
 from .update_door import send_update
 
 NO_FEATURES = ClientFeatures()
