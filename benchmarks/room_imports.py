@@ -73,8 +73,10 @@ def main() -> None:
         print(f"{room}: {count} modules")
     arrows = sum(len(t) for t in edges.values())
     widest = max(rooms.values(), default=0)
-    print(f"ROOMS: rooms={len(rooms)} modules={sum(rooms.values())} widest={widest} "
-          f"arrows={arrows} floors={floors(edges)}")
+    print(
+        f"ROOMS: rooms={len(rooms)} modules={sum(rooms.values())} widest={widest} "
+        f"arrows={arrows} floors={floors(edges)}"
+    )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from hosted import hosted_crow
 
 from crow_acp.acp.connection import StreamedText, attach
 from crow_acp.acp.editor_link import EditorLink
+from crow_acp.acp.rpc.wire import StdioTransport
 from crow_acp.acp.updates import AcpUpdates
-from crow_acp.acp.wire import StdioTransport
 from crow_acp.events import TextDelta, ThoughtDelta
 from crow_acp.testing import Reply, ScriptedModel
 

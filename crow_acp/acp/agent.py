@@ -44,15 +44,15 @@ from ..model.profiles import Models
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
-from .capabilities import initialize_response
 from .driven import DrivenFromPython
 from .editor_link import EditorLink
 from .leases import Leases
-from .newer import ClientFeatures
 from .open_sessions import OpenSessions
 from .outbox import Outbox
 from .prompt_blocks import as_dicts
 from .prompt_turn import TurnRunner
+from .rpc.capabilities import initialize_response
+from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess
 from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions

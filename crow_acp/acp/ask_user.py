@@ -17,7 +17,7 @@ from ..events import ToolResult
 from ..tools import FunctionTool
 from .editor_link import EditorLink
 from .elicitation import EditorQuestions
-from .newer.elicitation import CreateElicitationRequest, ElicitationSchema
+from .rpc.shapes.elicitation import CreateElicitationRequest, ElicitationSchema
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from ..config.credentials import load_credentials, remove_credentials
 from ..config.key_source import auth_message, has_credential
 from ..errors import ConfigError
 from ..util.secrets import protect
-from .auth import METHOD_ID
+from .rpc.auth import METHOD_ID
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .newer import ClientFeatures
 from .replay import OneByOne, UpdateSink
+from .rpc.shapes import ClientFeatures
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Questions for the user through the editor: ACP `elicitation/create` (schema 1.21, shapes in newer/elicitation.py).
+"""Questions for the user through the editor: ACP `elicitation/create` (schema 1.21, shapes in rpc/shapes/).
 
 EditorQuestions is a session's Elicitor (mcp/elicit.py): an MCP server's question in the middle of
 a tool call reaches the editor scoped to that call, in form mode when the client advertised
@@ -33,7 +33,9 @@ from ..events import Event, ToolCallWaiting
 from ..mcp.elicit import CallScope
 from .editor_link import EditorLink
 from .form_check import refusal
-from .newer.elicitation import (
+from .question_shown import form_too_big, real_host, shown_message, unsafe_text
+from .rpc.door import json_rpc
+from .rpc.shapes.elicitation import (
     ELICITATION_COMPLETE,
     ELICITATION_CREATE,
     CompleteElicitationNotification,
@@ -41,8 +43,6 @@ from .newer.elicitation import (
     CreateElicitationResponse,
     ElicitationSchema,
 )
-from .question_shown import form_too_big, real_host, shown_message, unsafe_text
-from .update_door import json_rpc
 
 log = logging.getLogger(__name__)
 

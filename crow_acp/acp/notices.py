@@ -15,8 +15,8 @@ from acp import start_tool_call, text_block
 
 from ..events import ActivityReported, CompactionReported, NoticeRaised
 from ..history import StoredMessage
-from .newer import ClientFeatures
-from .newer.updates import CompactionSummaryChunk, CompactionUpdate, Notice
+from .rpc.shapes import ClientFeatures
+from .rpc.shapes.updates import CompactionSummaryChunk, CompactionUpdate, Notice
 
 COMPACTED_MARKER = "Context compacted"
 """The replayed tool call of a compaction, for clients without compaction updates."""

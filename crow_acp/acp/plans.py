@@ -9,7 +9,7 @@ from ..core.plan_tool import NAME as PLAN_TOOL
 from ..core.plan_tool import plan_event
 from ..events import PlanRemoved, PlanUpdated
 from ..history import ToolDisplay
-from .newer.updates import plan_operation
+from .rpc.shapes.updates import plan_operation
 
 
 class LastPlans:

@@ -54,12 +54,12 @@ from ..events import (
 from ..history import EntryMeta, StoredMessage, ToolDisplay
 from .connection import StreamedKind, StreamedText, channel_of
 from .editor_link import EditorLink
-from .newer import ClientFeatures
-from .newer.updates import named, plan_operation
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .plans import LastPlans, plan_shown
 from .replay import replayed_blocks
-from .update_door import send_update
+from .rpc.door import send_update
+from .rpc.shapes import ClientFeatures
+from .rpc.shapes.updates import named, plan_operation
 
 NO_FEATURES = ClientFeatures()
 log = logging.getLogger(__name__)

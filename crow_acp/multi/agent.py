@@ -40,8 +40,8 @@ from acp.schema import (
 )
 
 from ..acp.agent import AcpAgent
-from ..acp.newer import ClientFeatures
 from ..acp.prompt_blocks import as_dicts, user_text
+from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
 from .children import ChildSessions
 from .conn import MemberConnection, replay_graph

@@ -35,7 +35,7 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..acp.newer.subagents import subagent_update
+from ..acp.rpc.shapes.subagents import subagent_update
 from ..acp.updates import replay_updates
 from ..errors import CrowError
 from ..events import ToolResult

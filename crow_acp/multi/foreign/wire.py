@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...acp.wire import StdioTransport
+from ...acp.rpc.wire import StdioTransport
 from ...errors import WireError
 
 log = logging.getLogger(__name__)

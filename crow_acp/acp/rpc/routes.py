@@ -3,7 +3,7 @@ schema 1.19) does not route added.
 
 `session/delete` is stable in the spec and DeleteSessionRequest is in the SDK's schema, but
 build_agent_router has no route for it: an editor would get "method not found". `initialize` is
-routed again with a model that keeps the newer client capabilities (newer/): the agent's
+routed again with a model that keeps the newer client capabilities (rpc/shapes/): the agent's
 `initialize` receives them as `client_features`. session/new, load, resume and fork are routed again
 with models that keep `systemPrompt` (the handlers receive it raw as `system_prompt`). Every connection crow
 serves (stdio, `crow run`'s in-memory pair, `crow serve`) is built here: unstable methods on (close,
@@ -23,14 +23,14 @@ from acp.schema import DeleteSessionRequest, LogoutRequest
 from acp.utils import normalize_result
 from pydantic import BaseModel
 
-from .newer import (
+from .request_cancel import CancellableRequests
+from .shapes import (
     NewerForkSessionRequest,
     NewerInitializeRequest,
     NewerLoadSessionRequest,
     NewerNewSessionRequest,
     NewerResumeSessionRequest,
 )
-from .request_cancel import CancellableRequests
 
 MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["session_delete"], DeleteSessionRequest, "delete_session"),
@@ -42,7 +42,7 @@ MISSING: list[tuple[str, type[BaseModel], str]] = [
     (AGENT_METHODS["logout"], LogoutRequest, "logout"),
 ]
 """(method, request model, handler name) for each stable method the SDK does not route, or routes
-with a model that drops the fields of newer schemas (newer/)."""
+with a model that drops the fields of newer schemas (rpc/shapes/)."""
 
 
 def agent_connection(agent: Any, transport: Any, *, listening: bool) -> AgentSideConnection:

@@ -3,7 +3,7 @@
 The SDK's `session_update` validates its update against its own union (schema 1.19) and
 serializes it by that union's schema: a `notice`, a `compaction_update`, a `plan_update`, or a
 `tool_call` with its `name` (1.22) would be refused or lose its newer fields. Such an update is a
-pydantic model that also derives from `NewerUpdate` (newer/ declares them, aliased as the spec
+pydantic model that also derives from `NewerUpdate` (rpc/shapes/ declares them, aliased as the spec
 names them); `send_update` writes it as
 the notification the SDK would have written, serialized by its own class, on the SDK's connection
 (same transport and order as every other message, and its observers see it). Any other update goes

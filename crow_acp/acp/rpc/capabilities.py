@@ -21,9 +21,9 @@ from acp.schema import (
     SessionResumeCapabilities,
 )
 
-from ..version import __version__
+from ...version import __version__
 from .auth import auth_methods
-from .newer import NewerAgentCapabilities, NewerInitializeResponse, NewerSessionCapabilities
+from .shapes import NewerAgentCapabilities, NewerInitializeResponse, NewerSessionCapabilities
 
 SYSTEM_PROMPT_MODES: dict[str, Any] = {"mode": {"override": {}}}
 """systemPrompt in both modes: append (every agent that advertises it) and override."""

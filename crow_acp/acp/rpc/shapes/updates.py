@@ -21,11 +21,11 @@ from pydantic import (
     Field,
 )
 
-from ...events import CompactionStatus, NoticeSeverity, PlanRemoved, PlanUpdated
-from ..update_door import NewerUpdate
+from ....events import CompactionStatus, NoticeSeverity, PlanRemoved, PlanUpdated
+from ..door import NewerUpdate
 from .capabilities import FAST
 
-# ---- Notices, compaction updates (1.25) and the tool call's `name` (1.22): sent through update_door ----
+# ---- Notices, compaction updates (1.25) and the tool call's `name` (1.22): sent through rpc/door.py ----
 
 
 class Notice(NewerUpdate, BaseModel):

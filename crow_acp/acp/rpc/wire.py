@@ -19,9 +19,9 @@ import math
 import re
 from typing import Any
 
-from ..errors import WireError
-from ..util.secrets import dumps
-from ..util.text import clean_value, cleaned_copy
+from ...errors import WireError
+from ...util.secrets import dumps
+from ...util.text import clean_value, cleaned_copy
 
 log = logging.getLogger(__name__)
 

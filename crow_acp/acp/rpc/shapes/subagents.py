@@ -2,7 +2,7 @@
 
 zod (v1 unstable): zSubagentUpdate, zSubagentSessionCapabilities, zStateUpdate, zSessionMessage. Sent only
 to a client that advertised `subagents`. The SDK's models do not know these updates: they are NewerUpdate
-models, sent through the update door (acp/update_door.py `send_update`).
+models, sent through the update door (rpc/door.py `send_update`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from acp.schema import TextContentBlock
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..update_door import NewerUpdate
+from ..door import NewerUpdate
 
 
 class _Shape(BaseModel):
