@@ -45,10 +45,8 @@ from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
-from .editor_link import EditorLink
 from .leases import Leases
 from .open_sessions import OpenSessions
-from .outbox import Outbox
 from .prompt_blocks import as_dicts
 from .prompt_turn import TurnRunner
 from .rpc.capabilities import initialize_response
@@ -58,7 +56,9 @@ from .session_open import SessionOpener
 from .session_options import MODE_OPTION, SessionOptions
 from .session_pool import SessionPool
 from .stored import listed
-from .updates import AcpUpdates
+from .updates.editor_link import EditorLink
+from .updates.outbox import Outbox
+from .updates.shapes import AcpUpdates
 
 log = logging.getLogger(__name__)
 

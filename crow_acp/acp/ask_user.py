@@ -15,9 +15,9 @@ from ..api import ToolContext
 from ..core.session import Session
 from ..events import ToolResult
 from ..tools import FunctionTool
-from .editor_link import EditorLink
 from .elicitation import EditorQuestions
 from .rpc.shapes.elicitation import CreateElicitationRequest, ElicitationSchema
+from .updates.editor_link import EditorLink
 
 log = logging.getLogger(__name__)
 

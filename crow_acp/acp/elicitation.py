@@ -31,7 +31,6 @@ from pydantic import ValidationError
 
 from ..events import Event, ToolCallWaiting
 from ..mcp.elicit import CallScope
-from .editor_link import EditorLink
 from .form_check import refusal
 from .question_shown import form_too_big, real_host, shown_message, unsafe_text
 from .rpc.door import json_rpc
@@ -43,6 +42,7 @@ from .rpc.shapes.elicitation import (
     CreateElicitationResponse,
     ElicitationSchema,
 )
+from .updates.editor_link import EditorLink
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from acp import RequestError
 
 from ..events import NoticeRaised
 from ..store import LeaseLost, SessionBusy, SessionStore
-from .warnings import taken_over
+from .updates.warnings import taken_over
 
 if TYPE_CHECKING:
     from ..core.session import Session

@@ -33,7 +33,7 @@ from .prompt_blocks import split_command, user_text
 from .prompt_images import hide_images
 from .prompt_input import PromptRefused, model_content, stored_blocks
 from .titles import name_session
-from .warnings import model_error, model_retries_shown
+from .updates.warnings import model_error, model_retries_shown
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from ..core.session import Session
     from ..store import SessionStore
     from .open_sessions import OpenSessions
-    from .outbox import Outbox
     from .session_open import SessionOpener
+    from .updates.outbox import Outbox
 
 Permissions = Callable[["ToolCallUpdate"], bool | Awaitable[bool]]
 """Decides a permission question without an editor: True allows the call once, False refuses it."""

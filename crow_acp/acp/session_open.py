@@ -39,18 +39,18 @@ from .mcp_live import attach as attach_mcp
 from .session_pool import Opening
 from .stored import copy_session, repair_history, repair_stored
 from .system_prompt import client_prompt
-from .updates import commands_update, replay_with_plans
-from .warnings import config_warnings, sandbox_warning
+from .updates.shapes import commands_update, replay_with_plans
+from .updates.warnings import config_warnings, sandbox_warning
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..model.profiles import Models
     from ..store import SessionStore
-    from .editor_link import EditorLink
     from .open_sessions import OpenSessions
-    from .outbox import Outbox
     from .prompt_turn import Spawn
     from .session_options import SessionOptions
+    from .updates.editor_link import EditorLink
+    from .updates.outbox import Outbox
 
 
 class SessionOpener:

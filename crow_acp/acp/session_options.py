@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from ..core.session import Session
     from ..core.session_access import SessionView
     from ..model.profiles import Models
-    from .editor_link import EditorLink
     from .open_sessions import OpenSessions
+    from .updates.editor_link import EditorLink
 
 MODE_OPTION = "mode"
 MODE_HINT = " | ".join(MODE_IDS)

@@ -36,7 +36,7 @@ from acp import RequestError
 
 from ..acp.agent import AcpAgent
 from ..acp.rpc.shapes.subagents import subagent_update
-from ..acp.updates import replay_updates
+from ..acp.updates.shapes import replay_updates
 from ..errors import CrowError
 from ..events import ToolResult
 from ..plugin.hooks import Callback

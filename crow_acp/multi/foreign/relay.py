@@ -29,7 +29,7 @@ from ...errors import CrowError
 from .link import Link
 
 if TYPE_CHECKING:
-    from ...acp.editor_link import EditorLink
+    from ...acp.updates.editor_link import EditorLink
     from ...api import CrowCallbacks
     from ...config import Config
     from ...events import Event

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ..core.hooks import call_user_code
-from ..events import Event, NoticeRaised, Observer
+from ...core.hooks import call_user_code
+from ...events import Event, NoticeRaised, Observer
 
 
 class Leases(Protocol):

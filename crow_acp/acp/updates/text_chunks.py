@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .rpc.wire import StdioTransport
+from ..rpc.wire import StdioTransport
 
 SESSION_UPDATE = "session/update"
 StreamedKind = Literal["agent_message_chunk", "agent_thought_chunk"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from .rpc.door import send_update
+from ..rpc.door import send_update
 
 
 class UpdateSink(Protocol):

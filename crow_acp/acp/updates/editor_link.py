@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rpc.shapes import ClientFeatures
 from .replay import OneByOne, UpdateSink
-from .rpc.shapes import ClientFeatures
 
 
 @dataclass
@@ -22,7 +22,7 @@ class EditorLink:
     features: ClientFeatures = field(default_factory=ClientFeatures)
     """The newer capabilities of that request (notices, compaction, plan operations, subagents...)."""
     sandbox_told: bool = False
-    """Whether the editor was told that commands cannot run sandboxed here (acp/warnings.py, once)."""
+    """Whether the editor was told that commands cannot run sandboxed here (warnings.py, once)."""
     update_sink: UpdateSink | None = None
     """Where a load's replay goes; None: through `conn`, one update at a time (crow serve sets its own)."""
 

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..errors import ModelError
-from ..events import NoticeRaised
-from ..model.retries import retries_reported_to
+from ...errors import ModelError
+from ...events import NoticeRaised
+from ...model.retries import retries_reported_to
 
 if TYPE_CHECKING:
-    from ..config import SandboxConfig
-    from ..core.session import Session
+    from ...config import SandboxConfig
+    from ...core.session import Session
     from .editor_link import EditorLink
 
 MODEL_RETRY = "The model request failed; crow is retrying"
@@ -58,7 +58,7 @@ async def sandbox_warning(session_id: str, config: SandboxConfig, editor: Editor
     if editor.sandbox_told or (caps is not None and caps.terminal):
         return []
     editor.sandbox_told = True
-    from ..policy.sandboxing import unavailable_notice
+    from ...policy.sandboxing import unavailable_notice
 
     if (told := await asyncio.to_thread(unavailable_notice, config)) is None:
         return []

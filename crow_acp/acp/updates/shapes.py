@@ -1,7 +1,9 @@
 """Loop events and stored history as ACP session/update notifications.
 
-This is the only module that knows the shapes of ACP updates: the live stream is one observer
-(AcpUpdates), and session/load replay (replay_updates) uses the same builders.
+The SDK's update shapes for loop events and stored history: the live stream is one observer
+(AcpUpdates), and session/load replay (replay_updates) uses the same builders. The other shapes of
+this room have a module each (notices.py, plans.py, text_chunks.py); the newer models are declared in
+rpc/shapes/.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from acp.schema import (
     Cost as AcpCost,
 )
 
-from ..api import SlashCommand
-from ..core.session import SUMMARY_PREFIX
-from ..events import (
+from ...api import SlashCommand
+from ...core.session import SUMMARY_PREFIX
+from ...events import (
     ActivityReported,
     CommandsChanged,
     CompactionReported,
@@ -51,15 +53,15 @@ from ..events import (
     TurnFinished,
     UsageChanged,
 )
-from ..history import EntryMeta, StoredMessage, ToolDisplay
-from .connection import StreamedKind, StreamedText, channel_of
+from ...history import EntryMeta, StoredMessage, ToolDisplay
+from ..rpc.door import send_update
+from ..rpc.shapes import ClientFeatures
+from ..rpc.shapes.updates import named, plan_operation
 from .editor_link import EditorLink
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .plans import LastPlans, plan_shown
 from .replay import replayed_blocks
-from .rpc.door import send_update
-from .rpc.shapes import ClientFeatures
-from .rpc.shapes.updates import named, plan_operation
+from .text_chunks import StreamedKind, StreamedText, channel_of
 
 NO_FEATURES = ClientFeatures()
 log = logging.getLogger(__name__)

@@ -13,10 +13,10 @@ from typing import Any
 
 from acp import start_tool_call, text_block
 
-from ..events import ActivityReported, CompactionReported, NoticeRaised
-from ..history import StoredMessage
-from .rpc.shapes import ClientFeatures
-from .rpc.shapes.updates import CompactionSummaryChunk, CompactionUpdate, Notice
+from ...events import ActivityReported, CompactionReported, NoticeRaised
+from ...history import StoredMessage
+from ..rpc.shapes import ClientFeatures
+from ..rpc.shapes.updates import CompactionSummaryChunk, CompactionUpdate, Notice
 
 COMPACTED_MARKER = "Context compacted"
 """The replayed tool call of a compaction, for clients without compaction updates."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.plan_tool import NAME as PLAN_TOOL
-from ..core.plan_tool import plan_event
-from ..events import PlanRemoved, PlanUpdated
-from ..history import ToolDisplay
-from .rpc.shapes.updates import plan_operation
+from ...core.plan_tool import NAME as PLAN_TOOL
+from ...core.plan_tool import plan_event
+from ...events import PlanRemoved, PlanUpdated
+from ...history import ToolDisplay
+from ..rpc.shapes.updates import plan_operation
 
 
 class LastPlans:
