@@ -31,11 +31,11 @@ from ..model.wires import prewarm
 from ..policy.remembered import bind_to_roots
 from ..store import SessionRecord
 from ..util.imports import off_loop
-from .ask_user import offer_questions
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
 from .mcp_live import all_commands, report_failures
 from .mcp_live import attach as attach_mcp
+from .questions.ask_user import offer_questions
 from .session_pool import Opening
 from .stored import copy_session, repair_history, repair_stored
 from .system_prompt import client_prompt

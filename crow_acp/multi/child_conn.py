@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
+from ..acp.questions.elicitation import QuestionRoute, RoutesQuestions, route_of
 from ..acp.rpc.door import send_update
 from ..acp.rpc.shapes.subagents import idle_state, running_state, session_message, subagent_update
 from ..policy.modes import Mode

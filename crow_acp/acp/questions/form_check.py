@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .rpc.shapes.elicitation import ElicitationProperty, ElicitationSchema
+from ..rpc.shapes.elicitation import ElicitationProperty, ElicitationSchema
 
 
 def refusal(schema: ElicitationSchema, content: dict[str, Any]) -> str | None:

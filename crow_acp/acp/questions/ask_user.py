@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..api import ToolContext
-from ..core.session import Session
-from ..events import ToolResult
-from ..tools import FunctionTool
+from ...api import ToolContext
+from ...core.session import Session
+from ...events import ToolResult
+from ...tools import FunctionTool
+from ..rpc.shapes.elicitation import CreateElicitationRequest, ElicitationSchema
+from ..updates.editor_link import EditorLink
 from .elicitation import EditorQuestions
-from .rpc.shapes.elicitation import CreateElicitationRequest, ElicitationSchema
-from .updates.editor_link import EditorLink
 
 log = logging.getLogger(__name__)
 

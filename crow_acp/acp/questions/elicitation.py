@@ -29,12 +29,10 @@ from typing import Any, Literal
 from acp.exceptions import RequestError
 from pydantic import ValidationError
 
-from ..events import Event, ToolCallWaiting
-from ..mcp.elicit import CallScope
-from .form_check import refusal
-from .question_shown import form_too_big, real_host, shown_message, unsafe_text
-from .rpc.door import json_rpc
-from .rpc.shapes.elicitation import (
+from ...events import Event, ToolCallWaiting
+from ...mcp.elicit import CallScope
+from ..rpc.door import json_rpc
+from ..rpc.shapes.elicitation import (
     ELICITATION_COMPLETE,
     ELICITATION_CREATE,
     CompleteElicitationNotification,
@@ -42,7 +40,9 @@ from .rpc.shapes.elicitation import (
     CreateElicitationResponse,
     ElicitationSchema,
 )
-from .updates.editor_link import EditorLink
+from ..updates.editor_link import EditorLink
+from .form_check import refusal
+from .question_shown import form_too_big, real_host, shown_message, unsafe_text
 
 log = logging.getLogger(__name__)
 
