@@ -47,8 +47,8 @@ from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
 from .leases import Leases
 from .open_sessions import OpenSessions
-from .prompt_blocks import as_dicts
-from .prompt_turn import TurnRunner
+from .prompt.blocks import as_dicts
+from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess

@@ -14,7 +14,7 @@ from .session_options import MODE_OPTION
 if TYPE_CHECKING:
     from ..policy.modes import Mode
     from .open_sessions import OpenSessions, SharedBoard
-    from .prompt_turn import TurnRunner
+    from .prompt.turn import TurnRunner
     from .session_options import SessionOptions
 
 

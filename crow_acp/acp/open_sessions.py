@@ -22,7 +22,7 @@ from ..api import CrowCallbacks, EndReason
 from ..core.session import Session
 from ..history import EntryMeta, Handoff
 from ..util.secrets import redact, redact_json
-from .prompt_blocks import split_command, to_model_text
+from .prompt.blocks import split_command, to_model_text
 from .session_pool import SessionPool, end_session
 
 if TYPE_CHECKING:

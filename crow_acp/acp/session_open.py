@@ -33,8 +33,8 @@ from ..store import SessionRecord
 from ..util.imports import off_loop
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
-from .mcp_live import all_commands, report_failures
-from .mcp_live import attach as attach_mcp
+from .prompt.mcp_live import all_commands, report_failures
+from .prompt.mcp_live import attach as attach_mcp
 from .questions.ask_user import offer_questions
 from .session_pool import Opening
 from .stored import copy_session, repair_history, repair_stored
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..model.profiles import Models
     from ..store import SessionStore
     from .open_sessions import OpenSessions
-    from .prompt_turn import Spawn
+    from .prompt.turn import Spawn
     from .session_options import SessionOptions
     from .updates.editor_link import EditorLink
     from .updates.outbox import Outbox

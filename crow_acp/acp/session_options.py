@@ -24,7 +24,7 @@ from acp.schema import (
 
 from ..api import SlashCommand
 from ..policy.modes import MODE_IDS, MODES, Mode, allowed_modes, capped, current_mode, set_mode, within
-from . import thinking
+from .prompt import thinking
 
 if TYPE_CHECKING:
     from ..config import Config

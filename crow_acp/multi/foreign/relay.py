@@ -23,7 +23,7 @@ import anyio
 from acp import RequestError, text_block, update_agent_message
 from acp.schema import AgentMessageChunk
 
-from ...acp.prompt_turn import Spawn, TurnRunner
+from ...acp.prompt.turn import Spawn, TurnRunner
 from ...core.session import Session
 from ...errors import CrowError
 from .link import Link

@@ -12,8 +12,8 @@ from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
 if TYPE_CHECKING:
-    from ..core.request import ModelRequest
-    from ..core.session import Session
+    from ...core.request import ModelRequest
+    from ...core.session import Session
 
 OPTION_ID = "thought_level"
 LEVELS = {"low": "Quicker answers", "medium": "The provider's usual depth", "high": "Thinks longest"}

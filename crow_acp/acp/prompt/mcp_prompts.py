@@ -11,13 +11,13 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from ..api import SlashCommand
-from ..util.secrets import redact
-from .prompt_images import PromptRefused
+from ...api import SlashCommand
+from ...util.secrets import redact
+from .images import PromptRefused
 
 if TYPE_CHECKING:
-    from ..core.session import Session
-    from ..mcp.host import McpServer
+    from ...core.session import Session
+    from ...mcp.host import McpServer
 
 MAX_RESOURCE_CHARS = 200_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -66,7 +66,7 @@ async def expand(session: Session, blocks: list[dict[str, Any]], text: str) -> l
     arguments = _arguments(prompt, argument.strip(), name)
     from mcp import MCPError
 
-    from ..mcp.tool import ServerUnavailable
+    from ...mcp.tool import ServerUnavailable
 
     try:
         result = await server.get_prompt(prompt.name, arguments)
@@ -134,7 +134,7 @@ async def _read(server: McpServer, link: dict[str, Any]) -> dict[str, Any]:
     from mcp import MCPError
     from mcp.types import TextResourceContents
 
-    from ..mcp.tool import ServerUnavailable
+    from ...mcp.tool import ServerUnavailable
 
     uri = link["uri"]
     try:

@@ -1,4 +1,4 @@
-"""ACP prompt content blocks as one user message for the model."""
+"""The prompt's blocks as text for the model: the pieces message.py, links.py and slash commands use."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""The prompt's images: checked before anything is recorded, stored once, replayed whole, and hidden
-from a model that cannot see them (a request step).
+"""The prompt's images: checked before anything is recorded, stored once (updates/replay.py puts them
+back on load), and hidden from a model that cannot see them (a request step).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.images import FLAG, MAX_IMAGES, check, part
-from ..errors import CrowError
+from ...core.images import FLAG, MAX_IMAGES, check, part
+from ...errors import CrowError
 
 if TYPE_CHECKING:
-    from ..core.request import ModelRequest
-    from ..core.session import Session
+    from ...core.request import ModelRequest
+    from ...core.session import Session
 
 OMITTED = "[image omitted: the current model does not accept images]"
 

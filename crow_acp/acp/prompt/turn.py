@@ -14,30 +14,30 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from ..api import CrowCallbacks, SlashCommand
-from ..core.hooks import run_hooks
-from ..core.loop import CANCELLED, run_turn
-from ..core.request import RequestChain
-from ..core.session import INTERRUPTED, Session, answer_open_calls
-from ..core.session_access import SessionView
-from ..core.turn import Turn
-from ..errors import CommandError, CrowError
-from ..events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
-from ..history import EntryMeta
-from ..policy.modes import note_mode_change, plan_note
-from ..policy.permissions import Permissions
-from ..util.secrets import redact_json
+from ...api import CrowCallbacks, SlashCommand
+from ...core.hooks import run_hooks
+from ...core.loop import CANCELLED, run_turn
+from ...core.request import RequestChain
+from ...core.session import INTERRUPTED, Session, answer_open_calls
+from ...core.session_access import SessionView
+from ...core.turn import Turn
+from ...errors import CommandError, CrowError
+from ...events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
+from ...history import EntryMeta
+from ...policy.modes import note_mode_change, plan_note
+from ...policy.permissions import Permissions
+from ...util.secrets import redact_json
+from ..updates.warnings import model_error, model_retries_shown
 from . import thinking
+from .blocks import split_command, user_text
+from .images import hide_images
 from .mcp_live import report_failures, wait_for_servers
-from .prompt_blocks import split_command, user_text
-from .prompt_images import hide_images
-from .prompt_input import PromptRefused, model_content, stored_blocks
+from .message import PromptRefused, model_content, stored_blocks
 from .titles import name_session
-from .updates.warnings import model_error, model_retries_shown
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..model.profiles import Models
+    from ...config import Config
+    from ...model.profiles import Models
 
 log = logging.getLogger(__name__)
 REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..errors import CrowError
-from ..events import TitleChanged
-from ..util.secrets import redact
+from ...errors import CrowError
+from ...events import TitleChanged
+from ...util.secrets import redact
 
 if TYPE_CHECKING:
-    from ..config import TitleConfig
-    from ..core.session import Session
-    from ..model.profiles import Models
+    from ...config import TitleConfig
+    from ...core.session import Session
+    from ...model.profiles import Models
 
 log = logging.getLogger(__name__)
 

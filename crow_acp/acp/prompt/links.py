@@ -17,10 +17,10 @@ import threading
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..editor.common import off_loop
-from ..editor.paths import ToolError, Workspace
-from ..util.secrets import redact
-from .prompt_blocks import MAX_LINKED_FILE, to_model_text
+from ...editor.common import off_loop
+from ...editor.paths import ToolError, Workspace
+from ...util.secrets import redact
+from .blocks import MAX_LINKED_FILE, to_model_text
 
 
 async def prompt_text(blocks: list[dict[str, Any]], ws: Workspace) -> str:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..editor.paths import Workspace
+from ...editor.paths import Workspace
+from .blocks import user_text
+from .images import PromptRefused, stored_blocks, user_content
+from .links import prompt_text
 from .mcp_prompts import expand, inline_resources
-from .prompt_blocks import user_text
-from .prompt_images import PromptRefused, stored_blocks, user_content
-from .prompt_links import prompt_text
 
 if TYPE_CHECKING:
-    from ..core.session import Session
+    from ...core.session import Session
 
 __all__ = ["PromptRefused", "model_content", "stored_blocks"]
 

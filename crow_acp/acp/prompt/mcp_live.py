@@ -10,13 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from ..events import ActivityReported, CommandsChanged, NoticeRaised
+from ...events import ActivityReported, CommandsChanged, NoticeRaised
 from .mcp_prompts import prompt_commands
 
 if TYPE_CHECKING:
-    from ..api import SlashCommand
-    from ..core.session import Session
-    from ..mcp.host import McpServer
+    from ...api import SlashCommand
+    from ...core.session import Session
+    from ...mcp.host import McpServer
 
 CONNECTING = "Connecting to MCP servers"
 
