@@ -45,17 +45,16 @@ from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
-from .leases import Leases
-from .open_sessions import OpenSessions
 from .prompt.blocks import as_dicts
 from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess
-from .session_open import SessionOpener
-from .session_options import MODE_OPTION, SessionOptions
-from .session_pool import SessionPool
-from .stored import listed
+from .sessions.leases import Leases
+from .sessions.opener import SessionOpener
+from .sessions.options import MODE_OPTION, SessionOptions
+from .sessions.registry import OpenSessions, SessionPool
+from .sessions.stored import listed
 from .updates.editor_link import EditorLink
 from .updates.outbox import Outbox
 from .updates.shapes import AcpUpdates

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
     from ..core.session import Session
     from ..store import SessionStore
-    from .open_sessions import OpenSessions
-    from .session_open import SessionOpener
+    from .sessions.opener import SessionOpener
+    from .sessions.registry import OpenSessions
     from .updates.outbox import Outbox
 
 Permissions = Callable[["ToolCallUpdate"], bool | Awaitable[bool]]

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 from ..acp.agent import AcpAgent
-from ..acp.system_prompt import client_prompt
+from ..acp.sessions.system_prompt import client_prompt
 from .graph import Stored, member_sessions
 
 

@@ -17,40 +17,40 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from ..api import CrowCallbacks, OffersCommands, SlashCommand
-from ..core.client_prompt import KEY as CLIENT_PROMPT
-from ..core.client_prompt import ClientPrompt
-from ..core.costs import shown_on_load
-from ..core.hooks import run_hooks
-from ..core.session import Session
-from ..core.session_access import SessionView
-from ..history import StoredMessage
-from ..mcp.host import McpHost, server_specs
-from ..mcp.specs import check_servers
-from ..model.wires import prewarm
-from ..policy.remembered import bind_to_roots
-from ..store import SessionRecord
-from ..util.imports import off_loop
+from ...api import CrowCallbacks, OffersCommands, SlashCommand
+from ...core.client_prompt import KEY as CLIENT_PROMPT
+from ...core.client_prompt import ClientPrompt
+from ...core.costs import shown_on_load
+from ...core.hooks import run_hooks
+from ...core.session import Session
+from ...core.session_access import SessionView
+from ...history import StoredMessage
+from ...mcp.host import McpHost, server_specs
+from ...mcp.specs import check_servers
+from ...model.wires import prewarm
+from ...policy.remembered import bind_to_roots
+from ...store import SessionRecord
+from ...util.imports import off_loop
+from ..prompt.mcp_live import all_commands, report_failures
+from ..prompt.mcp_live import attach as attach_mcp
+from ..questions.ask_user import offer_questions
+from ..updates.shapes import commands_update, replay_with_plans
+from ..updates.warnings import config_warnings, sandbox_warning
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
-from .prompt.mcp_live import all_commands, report_failures
-from .prompt.mcp_live import attach as attach_mcp
-from .questions.ask_user import offer_questions
-from .session_pool import Opening
+from .registry import Opening
 from .stored import copy_session, repair_history, repair_stored
 from .system_prompt import client_prompt
-from .updates.shapes import commands_update, replay_with_plans
-from .updates.warnings import config_warnings, sandbox_warning
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..model.profiles import Models
-    from ..store import SessionStore
-    from .open_sessions import OpenSessions
-    from .prompt.turn import Spawn
-    from .session_options import SessionOptions
-    from .updates.editor_link import EditorLink
-    from .updates.outbox import Outbox
+    from ...config import Config
+    from ...model.profiles import Models
+    from ...store import SessionStore
+    from ..prompt.turn import Spawn
+    from ..updates.editor_link import EditorLink
+    from ..updates.outbox import Outbox
+    from .options import SessionOptions
+    from .registry import OpenSessions
 
 
 class SessionOpener:
@@ -255,7 +255,7 @@ class SessionOpener:
 
     async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
         """Connect the MCP servers, offer the commands and run begin_session."""
-        from ..editor.sandbox import server_prefix
+        from ...editor.sandbox import server_prefix
 
         confine = functools.partial(server_prefix, self.config.sandbox, cwd=session.cwd)
         if self.runs_tools:

@@ -12,9 +12,9 @@ from typing import Any, NoReturn
 
 from acp import RequestError
 
-from ..core.client_prompt import ClientPrompt
-from ..util.secrets import redact
-from ..util.text import clean_text
+from ...core.client_prompt import ClientPrompt
+from ...util.secrets import redact
+from ...util.text import clean_text
 
 MAX_TEXT = 100_000
 """Characters in all the text blocks together."""

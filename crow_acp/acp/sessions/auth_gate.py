@@ -1,5 +1,5 @@
 """The credential gate: session/new, load, resume and fork answer auth_required (-32000) while crow's own
-model has no usable key; `authenticate` and `logout` (auth.py names the method)."""
+model has no usable key; `authenticate` and `logout` (rpc/auth.py names the method)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from acp import RequestError
 
-from ..config.credentials import load_credentials, remove_credentials
-from ..config.key_source import auth_message, has_credential
-from ..errors import ConfigError
-from ..util.secrets import protect
-from .rpc.auth import METHOD_ID
+from ...config.credentials import load_credentials, remove_credentials
+from ...config.key_source import auth_message, has_credential
+from ...errors import ConfigError
+from ...util.secrets import protect
+from ..rpc.auth import METHOD_ID
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..model.profiles import Models
+    from ...config import Config
+    from ...model.profiles import Models
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ import uuid
 from acp import RequestError
 from acp.schema import SessionInfo
 
-from ..core.history_rules import repair_entries
-from ..core.session import INTERRUPTED, Session, answer_open_calls
-from ..history import StoredMessage
-from ..store import SessionRecord, SessionStore
-from ..util.text import clean_meta, clean_text, repair
+from ...core.history_rules import repair_entries
+from ...core.session import INTERRUPTED, Session, answer_open_calls
+from ...history import StoredMessage
+from ...store import SessionRecord, SessionStore
+from ...util.text import clean_meta, clean_text, repair
 
 
 async def copy_session(store: SessionStore, source_id: str, cwd: str, directories: list[str] | None) -> str:

@@ -22,17 +22,17 @@ from acp.schema import (
     SessionModeState,
 )
 
-from ..api import SlashCommand
-from ..policy.modes import MODE_IDS, MODES, Mode, allowed_modes, capped, current_mode, set_mode, within
-from .prompt import thinking
+from ...api import SlashCommand
+from ...policy.modes import MODE_IDS, MODES, Mode, allowed_modes, capped, current_mode, set_mode, within
+from ..prompt import thinking
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..core.session import Session
-    from ..core.session_access import SessionView
-    from ..model.profiles import Models
-    from .open_sessions import OpenSessions
-    from .updates.editor_link import EditorLink
+    from ...config import Config
+    from ...core.session import Session
+    from ...core.session_access import SessionView
+    from ...model.profiles import Models
+    from ..updates.editor_link import EditorLink
+    from .registry import OpenSessions
 
 MODE_OPTION = "mode"
 MODE_HINT = " | ".join(MODE_IDS)

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from ..events import NoticeRaised
-from ..store import LeaseLost, SessionBusy, SessionStore
-from .updates.warnings import taken_over
+from ...events import NoticeRaised
+from ...store import LeaseLost, SessionBusy, SessionStore
+from ..updates.warnings import taken_over
 
 if TYPE_CHECKING:
-    from ..core.session import Session
+    from ...core.session import Session
 
 log = logging.getLogger(__name__)
 
