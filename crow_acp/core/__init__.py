@@ -16,4 +16,9 @@
 May import: crow_acp.api, plugin, tools, events, history, errors, util, config, store, model, mcp.
 Never acp, policy, editor, multi, server or web: they build on the core, and hand it what it
 needs (permission gates, request steps, tools) when they build a turn.
+
+Also in this room:
+
+    client_prompt.py  A client's system prompt (ACP `systemPrompt`, schema 1.30) over crow's own
+    plan_tool.py      The plan tool: the model keeps a to-do list, and the editor shows it as ACP `plan` updates
 """

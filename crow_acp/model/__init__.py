@@ -9,4 +9,8 @@
     retries.py   the SDK clients' retries, told to the turn that listens (shown as notices)
 
 May import: crow_acp.config, errors, events, history, util, and the openai and anthropic SDKs (lazily).
+
+Also in this room:
+
+    describe.py  What an OpenAI-client error means, in one sentence a user can act on (the chat and responses wires)
 """
