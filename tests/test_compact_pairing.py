@@ -20,7 +20,7 @@ from crow_acp.acp.updates.notices import COMPACTED_MARKER
 from crow_acp.acp.updates.shapes import replay_updates
 from crow_acp.config import Config, ModelProfile
 from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.history import EntryMeta, StoredMessage
 from crow_acp.testing import Reply, ScriptedModel
 from crow_compact import default_compact

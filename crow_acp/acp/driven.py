@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.session_access import SessionView
+from ..core.session_view import SessionView
 from .sessions.options import MODE_OPTION
 
 if TYPE_CHECKING:

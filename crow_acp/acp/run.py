@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..core.session_access import SessionView
+from ..core.session_view import SessionView
 from ..errors import CrowError
 from ..events import Event, ModelCallFinished, Usage
 

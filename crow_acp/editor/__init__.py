@@ -18,6 +18,7 @@ Also in this room:
     file_tools.py        read_file, write_file and edit_file: the model's file tools over one workspace (files.py...
     files.py             Reading and writing a workspace file for the file tools (file_tools.py): through the...
     grep.py              search_files' matching: each file read through the confined opener, its lines matched by RE2
+    plan_tool.py         write_plan: the model keeps a to-do list, which the editor shows as ACP `plan` updates
     paths.py             The workspace boundary: every path a tool touches lies inside the session's roots
     pids_cgroup.py       A pids cgroup per sandboxed command: a process-count limit for that command alone
     processes.py         Local commands: nothing a command starts outlives it, or crow, even a SIGKILL of crow

@@ -11,6 +11,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ...events import ActivityReported, CommandsChanged, NoticeRaised
+from ...mcp.host import McpHost
 from .mcp_prompts import prompt_commands
 
 if TYPE_CHECKING:
@@ -33,13 +34,13 @@ def attach(session: Session) -> None:
             shown[:] = prompts
             await session.emit(CommandsChanged(session.id, tuple(all_commands(session))))
 
-    session.mcp.on_change = changed
+    McpHost.of(session.mcp).on_change = changed
 
 
 async def report_failures(session: Session) -> None:
     """Show each MCP server that failed to start or died later, once (as a notice to a client that takes
     them, else as a failed tool call); the session goes on without it."""
-    for server in session.mcp.new_failures():
+    for server in McpHost.of(session.mcp).new_failures():
         title = f"MCP server {server.spec.name!r} is unavailable"
         report = ActivityReported(session.id, f"mcp-{uuid.uuid4().hex[:8]}", title, "failed", "other", server.error)
         await session.emit(NoticeRaised(session.id, "warning", title, server.error, instead=report))
@@ -51,13 +52,13 @@ def all_commands(session: Session) -> list[SlashCommand]:
 
 async def wait_for_servers(session: Session) -> None:
     """Wait for servers still starting (each up to its connect timeout), shown as one step; cancellable."""
-    if not (waiting := session.mcp.connecting()):
+    if not (waiting := McpHost.of(session.mcp).connecting()):
         return
     step = f"mcp-connect-{uuid.uuid4().hex[:8]}"
     names = ", ".join(server.spec.name for server in waiting)
     await session.emit(ActivityReported(session.id, step, CONNECTING, "in_progress", "other", f"Waiting for {names}"))
     with session.control.cancellable() as scope:  # session/cancel stops the wait
-        await session.mcp.wait_connecting()
+        await McpHost.of(session.mcp).wait_connecting()
     cancelled = scope.cancelled_caught
     ready = [server.spec.name for server in waiting if server.status == "ready"]
     status: Any = "completed" if len(ready) == len(waiting) else "failed"

@@ -12,6 +12,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from ...api import SlashCommand
+from ...mcp.host import McpHost
 from ...util.secrets import redact
 from .images import PromptRefused
 
@@ -36,7 +37,7 @@ def prompt_commands(session: Session) -> list[SlashCommand]:
             _expanded_elsewhere,
             hint=_hint(prompt) or None,
         )
-        for server in session.mcp.ready()
+        for server in McpHost.of(session.mcp).ready()
         for prompt in server.prompts
     ]
 
@@ -50,7 +51,7 @@ def _hint(prompt: Any) -> str:
 
 
 def _find(session: Session, name: str) -> tuple[McpServer, Any] | None:
-    for server in session.mcp.ready():
+    for server in McpHost.of(session.mcp).ready():
         for prompt in server.prompts:
             if command_name(server, prompt) == name:
                 return server, prompt
@@ -121,7 +122,7 @@ def _block(message: Any, *, labelled: bool) -> dict[str, Any]:
 
 async def inline_resources(session: Session, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resource links to a ready server's resources, read through that server."""
-    owners = {uri: server for server in session.mcp.ready() for uri in server.resources}
+    owners = {uri: server for server in McpHost.of(session.mcp).ready() for uri in server.resources}
     if not owners:
         return blocks
     return [

@@ -19,7 +19,7 @@ from ...core.hooks import run_hooks
 from ...core.loop import CANCELLED, run_turn
 from ...core.request import RequestChain
 from ...core.session import INTERRUPTED, Session, answer_open_calls
-from ...core.session_access import SessionView
+from ...core.session_view import SessionView
 from ...core.turn import Turn
 from ...errors import CommandError, CrowError
 from ...events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished

@@ -14,6 +14,7 @@ from typing import Any
 from ...api import ToolContext
 from ...core.session import Session
 from ...events import ToolResult
+from ...mcp.host import McpHost
 from ...tools import FunctionTool
 from ..rpc.shapes.elicitation import CreateElicitationRequest, ElicitationSchema
 from ..updates.editor_link import EditorLink
@@ -49,7 +50,7 @@ DESCRIPTION = (
 def offer_questions(session: Session, editor: EditorLink, timeout: float) -> None:
     """Let the session's MCP servers ask the user through the editor, and offer `ask_user` when it shows forms."""
     questions = EditorQuestions(session.id, editor, timeout, session.emit)
-    session.mcp.elicitor = questions
+    McpHost.of(session.mcp).elicitor = questions
     if questions.can_ask("form"):
         session.local_tools[NAME] = ask_user_tool(questions, timeout)
 

@@ -20,13 +20,13 @@ from acp import RequestError
 from ...api import CrowCallbacks, OffersCommands, SlashCommand
 from ...core.client_prompt import KEY as CLIENT_PROMPT
 from ...core.client_prompt import ClientPrompt
-from ...core.costs import shown_on_load
 from ...core.hooks import run_hooks
 from ...core.session import Session
-from ...core.session_access import SessionView
+from ...core.session_view import SessionView
 from ...history import StoredMessage
 from ...mcp.host import McpHost, server_specs
 from ...mcp.specs import check_servers
+from ...model.costs import shown_on_load
 from ...model.wires import prewarm
 from ...policy.remembered import bind_to_roots
 from ...store import SessionRecord
@@ -259,7 +259,9 @@ class SessionOpener:
 
         confine = functools.partial(server_prefix, self.config.sandbox, cwd=session.cwd)
         if self.runs_tools:
-            session.mcp.start(server_specs(mcp_servers or [], self.config.mcp_servers, confine))  # in the background
+            McpHost.of(session.mcp).start(
+                server_specs(mcp_servers or [], self.config.mcp_servers, confine)
+            )  # in the background
         attach_mcp(session)
         session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
         bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go

@@ -29,7 +29,7 @@ from ..prompt import thinking
 if TYPE_CHECKING:
     from ...config import Config
     from ...core.session import Session
-    from ...core.session_access import SessionView
+    from ...core.session_view import SessionView
     from ...model.profiles import Models
     from ..updates.editor_link import EditorLink
     from .registry import OpenSessions

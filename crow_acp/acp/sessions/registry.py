@@ -26,7 +26,7 @@ from acp import RequestError
 from ...api import CrowCallbacks, EndReason
 from ...core.hooks import run_hooks
 from ...core.session import Session
-from ...core.session_access import SessionView
+from ...core.session_view import SessionView
 from ...history import EntryMeta, Handoff
 from ...util.secrets import redact, redact_json
 from ..prompt.blocks import split_command, to_model_text

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.plan_tool import NAME as PLAN_TOOL
-from ...core.plan_tool import plan_event
+from ...editor.plan_tool import NAME as PLAN_TOOL
+from ...editor.plan_tool import plan_event
 from ...events import PlanRemoved, PlanUpdated
 from ...history import ToolDisplay
 from ..rpc.shapes.updates import plan_operation

@@ -246,7 +246,7 @@ class SessionView(SessionAccess):
 
     async def report_usage(self, used: int) -> None:
         """Tell the editor how full the context is now, when it changed without a model call (compaction)."""
-        from .costs import total
+        from ..model.costs import total
 
         await self._s.emit(UsageChanged(self._s.id, used, self.context_window, total(self._s)))
 

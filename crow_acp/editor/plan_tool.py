@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..api import ToolContext
 from ..events import PlanEntry, PlanRemoved, PlanUpdated, ToolResult
+from ..plugin.session import ToolContext
 from ..tools import FunctionTool
 from ..util.secrets import redact
 

@@ -1,13 +1,29 @@
-"""What a session has spent, from the profile's prices per million tokens; shown in usage_update."""
+"""What a session has spent, from the profile's prices per million tokens; shown in usage_update.
+
+Beside the model's prices (ModelProfile, client.py); the loop charges each call (core/loop.py).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..events import Cost, Usage, UsageChanged
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .client import ModelClient
+
+
+class Session(Protocol):
+    """What costs reads and writes of a session (core/session.py Session): its model, its data, save()."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def model(self) -> ModelClient: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+    def save(self) -> None: ...
+
 
 KEY = "cost"
 USED = "context_used"
