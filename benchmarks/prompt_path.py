@@ -6,7 +6,8 @@ Builds an AcpAgent on a FunctionModel (the model's reply is scripted; nothing el
 client that takes session/update in process, opens a session and sends one warm-up prompt (so
 first-use imports and the title request are not counted). Then it sends one more prompt under
 sys.setprofile and collects the file of every crow function called on the way, until the
-PromptResponse comes back. Prints `PROMPT_PATH: files=N acp=N core=N` (and, with --list, the files).
+PromptResponse comes back. Prints `PROMPT_PATH: files=N acp=N core=N core_to_acp_calls=N` (with --list, the files and
+those calls: the callbacks acp/ hands core, which climb back up the layers at run time).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("crow_acp", "crow", "crow_prompt", "crow_skills", "crow_compact")
+CLIMBS: set[str] = set()
+"""Calls from a core/ function straight into an acp/ one (a callback the layer above handed core)."""
 
 
 class Editor:
@@ -66,6 +69,9 @@ async def measure() -> set[str]:
                 name = crow_file(frame.f_code.co_filename)
                 if name is not None:
                     seen.add(name)
+                    caller = crow_file(frame.f_back.f_code.co_filename) if frame.f_back else None
+                    if caller and caller.startswith("crow_acp/core/") and name.startswith("crow_acp/acp/"):
+                        CLIMBS.add(f"{caller} -> {name}:{frame.f_code.co_name}")
 
         sys.setprofile(profile)
         try:
@@ -81,9 +87,11 @@ def main() -> None:
     if "--list" in sys.argv:
         for name in sorted(files):
             print(name)
+        for climb in sorted(CLIMBS):
+            print("climb:", climb)
     acp = sum(1 for f in files if f.startswith("crow_acp/acp/"))
     core = sum(1 for f in files if f.startswith("crow_acp/core/"))
-    print(f"PROMPT_PATH: files={len(files)} acp={acp} core={core}")
+    print(f"PROMPT_PATH: files={len(files)} acp={acp} core={core} core_to_acp_calls={len(CLIMBS)}")
 
 
 if __name__ == "__main__":

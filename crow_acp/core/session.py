@@ -117,7 +117,7 @@ class Session(Conversation):
     model: ModelClient
     emit: Callable[[Event], Awaitable[None]]
     mcp: ToolSource
-    """The session's MCP servers (an McpHost, which acp/ reaches through prompt/mcp_live.py mcp_host)."""
+    """The session's MCP servers (an McpHost: acp/ gets it back with McpHost.of)."""
     client: Any = None
     """The editor's connection (None in process), for permission questions and its file tools."""
     client_capabilities: Any = None

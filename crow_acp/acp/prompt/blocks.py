@@ -30,7 +30,7 @@ def split_command(text: str) -> tuple[str, str]:
 
 
 def to_model_text(blocks: list[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
-    """The blocks as one text; `links` holds, by URI, what replaces a link or resource (prompt_links.py)."""
+    """The blocks as one text; `links` holds, by URI, what replaces a link or resource (links.py)."""
     return "\n\n".join(part for part in (_block_text(block, links or {}) for block in blocks) if part)
 
 

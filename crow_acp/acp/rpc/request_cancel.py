@@ -2,7 +2,7 @@
 
 The notification's params are {requestId}. For session/load, resume and list, crow cancels the
 handler's task (a load replaying a huge history, say) and answers the request with -32800 (Request
-Cancelled); session/load and resume close the half-open session again (session_open.py). A
+Cancelled); session/load and resume close the half-open session again (sessions/opener.py). A
 session/prompt is cancelled as session/cancel does it, so its turn records what it did and answers
 with the stop reason `cancelled`. Other requests are short, or must not stop half-way (session/new,
 initialize): they finish and are answered as usual, which the spec allows. A request that finishes

@@ -25,7 +25,7 @@ from pydantic import (
 
 FAST = ConfigDict(use_attribute_docstrings=False)
 """For crow's subclasses of the SDK's models: pydantic would read their source for field docstrings at
-import (the SDK's config asks for it), milliseconds each on `crow acp`'s start-up path (acp/schema.py)."""
+import (the SDK's config asks for it), milliseconds each on `crow acp`'s start-up path (rpc/schema.py)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class NewerInitializeRequest(InitializeRequest):
 
 # Client system prompts (schema 1.30): `systemPrompt` {mode, content} on session/new, load, resume and
 # fork, which the SDK's models drop; crow keeps it raw as `system_prompt` and checks it itself
-# (acp/system_prompt.py answers -32602 for a bad one). Advertised as `sessionCapabilities.systemPrompt`,
+# (sessions/system_prompt.py answers -32602 for a bad one). Advertised as `sessionCapabilities.systemPrompt`,
 # `mode.override` saying that crow also lets the client's prompt replace its own.
 
 
