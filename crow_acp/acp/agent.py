@@ -45,7 +45,7 @@ from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
-from .prompt.blocks import as_dicts
+from .prompt.message import as_dicts
 from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures

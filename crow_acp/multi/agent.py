@@ -40,7 +40,7 @@ from acp.schema import (
 )
 
 from ..acp.agent import AcpAgent
-from ..acp.prompt.blocks import as_dicts, user_text
+from ..acp.prompt.message import as_dicts, user_text
 from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
 from .children import ChildSessions

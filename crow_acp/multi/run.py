@@ -18,7 +18,7 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..acp.prompt.blocks import as_dicts, to_model_text
+from ..acp.prompt.message import as_dicts, to_model_text
 from ..acp.updates.shapes import event_update
 from ..events import ActivityReported, ToolStatus
 from ..plugin.session import SessionAccess

@@ -12,9 +12,9 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from ...api import SlashCommand
+from ...errors import PromptRefused
 from ...mcp.host import McpHost
 from ...util.secrets import redact
-from .images import PromptRefused
 
 if TYPE_CHECKING:
     from ...core.session import Session

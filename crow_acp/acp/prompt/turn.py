@@ -29,10 +29,8 @@ from ...policy.permissions import Permissions
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error, model_retries_shown
 from . import thinking
-from .blocks import split_command, user_text
-from .images import hide_images
 from .mcp_live import report_failures, wait_for_servers
-from .message import PromptRefused, model_content, stored_blocks
+from .message import PromptRefused, hide_images, model_content, split_command, stored_blocks, user_text
 from .titles import name_session
 
 if TYPE_CHECKING:

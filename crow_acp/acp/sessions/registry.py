@@ -29,7 +29,7 @@ from ...core.session import Session
 from ...core.session_view import SessionView
 from ...history import EntryMeta, Handoff
 from ...util.secrets import redact, redact_json
-from ..prompt.blocks import split_command, to_model_text
+from ..prompt.message import split_command, to_model_text
 
 if TYPE_CHECKING:
     from ...config import SessionsConfig
