@@ -113,4 +113,3 @@ def test_the_stored_key_is_redacted_and_kept_from_commands(crow_home, monkeypatc
     protect(load_config(crow_home))
     assert redact(f"the key is {KEY}") == "the key is [redacted key]"
     assert KEY not in repr(STORED) and KEY not in str(child_env())
-    assert "ANTHROPIC_API_KEY" not in child_env({"ANTHROPIC_API_KEY": "sk-ant-0123456789", "HOME": "/h"})

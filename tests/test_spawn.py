@@ -27,11 +27,14 @@ def open_fds(pid: int) -> list[str]:
 
 
 async def settled_fds(pid: int) -> list[str]:
-    """open_fds once two readings a moment apart agree (a file crow reads right now is not what we compare)."""
-    before = open_fds(pid)
-    for _ in range(50):
+    """open_fds once ten readings over a second agree: a file crow reads right now (the CA bundle its model
+    client loads in a thread, slow on a loaded machine) is not what we compare."""
+    before, same = open_fds(pid), 0
+    for _ in range(200):
         await anyio.sleep(0.1)
-        if (now := open_fds(pid)) == before:
+        now = open_fds(pid)
+        same = same + 1 if now == before else 0
+        if same == 10:
             return now
         before = now
     raise AssertionError(f"crow's open fds never settled: {before}")

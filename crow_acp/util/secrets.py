@@ -1,10 +1,11 @@
 """Crow's secrets stay in crow: no child process inherits them and no text crow records carries them.
 
 The secrets are the model keys (OPENAI_API_KEY, every profile's `api_key_env`, any `api_key` written
-in config.toml), the values of every variable named like a secret (`*_TOKEN`, `*SECRET*`, `*_KEY`,
-`*PASSWORD*`: GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, CROW_SERVE_TOKEN...), the password of every URL in
-the environment (CROW_DATABASE_URL's), and what `protect_value` adds (`crow serve`'s token, read from
-its file or generated). `protect(config)` registers the keys (AcpAgent does, once per process).
+in config.toml, the key `crow setup` stored in credentials.toml), the values of every variable named
+like a secret (`*_TOKEN`, `*SECRET*`, `*_KEY`, `*PASSWORD*`: ANTHROPIC_API_KEY, GITHUB_TOKEN,
+AWS_SECRET_ACCESS_KEY, CROW_SERVE_TOKEN...), the password of every URL in the environment
+(CROW_DATABASE_URL's), and what `protect_value` adds (`crow serve`'s token, read from its file or
+generated). `protect(config)` registers the keys (AcpAgent does, once per process).
 Commands (`run_command`, locally and in the editor's terminal), stdio MCP servers and members get
 `child_env()`: an allow list of crow's environment (util/environment.py), plus what a server's or a
 member's config passes explicitly. `hide_url_password(text)` is how a message shows a URL.
@@ -32,7 +33,7 @@ from .environment import configure, inherited, secret_named
 if TYPE_CHECKING:
     from ..config import Config
 
-DEFAULT_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
+DEFAULT_NAMES = frozenset({"OPENAI_API_KEY"})
 MIN_SECRET = 8
 """Shorter values ("none", "x") are placeholders for keyless local servers, not secrets: redacting
 them would mangle ordinary text."""
