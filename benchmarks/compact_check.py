@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.config import Config, ModelProfile
 from crow_acp.core.session import Session
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta
 from crow_compact import default_compact

@@ -166,9 +166,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command in ("acp", "run", "chat", "serve"):  # before anything imports the SDK (crow_acp/acp/schema.py)
+    if args.command in ("acp", "run", "chat", "serve"):  # before anything imports the SDK (crow_acp/acp/rpc/schema.py)
         from crow.private_memory import make_non_dumpable
-        from crow_acp.acp.schema import import_schema
+        from crow_acp.acp.rpc.schema import import_schema
 
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
@@ -233,7 +233,7 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
 
 def signing_in(agent: Any) -> Any:
     """The default agent, whose sessions answer auth_required (-32000) until a key is usable: the editor then
-    offers its Authenticate button, which runs `crow setup` (crow_acp/acp/auth_gate.py)."""
+    offers its Authenticate button, which runs `crow setup` (crow_acp/acp/sessions/auth_gate.py)."""
     agent.opener.gate.enforced = True
     return agent
 

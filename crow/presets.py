@@ -15,8 +15,8 @@ from crow_acp.store import SessionStore
 
 def default_callbacks(config: Config | None = None) -> CrowCallbacks:
     """The default prompt, skills and compaction callbacks (each package adds its part here)."""
-    from crow_acp.core.plan_tool import plan_tool_callback
     from crow_acp.editor import editor_tools
+    from crow_acp.editor.plan_tool import plan_tool_callback
     from crow_compact import compact_from_config
 
     callbacks = CrowCallbacks(begin_session=[editor_tools(), plan_tool_callback()])

@@ -136,7 +136,7 @@ def _as_json(record: Any, parent: str | None) -> dict[str, Any]:
 def _print_transcript(record: Any, entries: list[Any]) -> None:
     from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, UserMessageChunk
 
-    from crow_acp.acp.updates import replay_updates
+    from crow_acp.acp.updates.shapes import replay_updates
 
     _say(f"session {record.id} · {record.title or '(untitled)'}")
     _say(f"directory {record.cwd} · updated {_when(record.updated_at)}")

@@ -22,7 +22,7 @@
     ├── McpError             an MCP server failed
     │   └── ServerUnavailable    the server is not connected (mcp_tool.py)
     ├── CommandError         a slash command's handler raised
-    ├── PromptRefused        the prompt cannot go to the model as it is (acp/prompt_images.py)
+    ├── PromptRefused        the prompt cannot go to the model as it is (acp/prompt/message.py)
     └── Exit                 the `crow` command stops with one line and an exit status (crow/exits.py)
 
 A group is what a caller catches: `except StoreError` also sees SessionBusy. Where a class was a
@@ -71,6 +71,10 @@ class ToolError(CrowError):
 
 class McpError(CrowError):
     """An MCP server failed (see ServerUnavailable); the SDK's own errors are mcp.MCPError."""
+
+
+class PromptRefused(CrowError):
+    """The prompt cannot go to the model as it is; the message says why, and nothing is recorded."""
 
 
 class CommandError(CrowError):

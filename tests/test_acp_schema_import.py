@@ -1,4 +1,4 @@
-"""crow loads acp.schema without pydantic extracting its field docstrings (crow_acp/acp/schema.py), and
+"""crow loads acp.schema without pydantic extracting its field docstrings (crow_acp/acp/rpc/schema.py), and
 only for that import: the schema still validates, and models defined afterwards keep their docstrings."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 PROBE = '''
 import json
 from pydantic import BaseModel, ConfigDict
-from crow_acp.acp.schema import import_schema
+from crow_acp.acp.rpc.schema import import_schema
 
 import_schema()
 import acp.schema

@@ -12,7 +12,7 @@ from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, wri
 from hosted import hosted_crow
 from raw_wire import raw_crow
 
-from crow_acp.acp.warnings import MODEL_RETRY
+from crow_acp.acp.updates.warnings import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 from crow_acp.testing.anthropic_wire import AnthropicState
 

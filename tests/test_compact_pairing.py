@@ -16,11 +16,11 @@ import pytest
 from helpers import assert_strict_pairing, in_process
 
 from crow_acp.acp.agent import AcpAgent
-from crow_acp.acp.notices import COMPACTED_MARKER
-from crow_acp.acp.updates import replay_updates
+from crow_acp.acp.updates.notices import COMPACTED_MARKER
+from crow_acp.acp.updates.shapes import replay_updates
 from crow_acp.config import Config, ModelProfile
 from crow_acp.core.session import SUMMARY_ACK, SUMMARY_PREFIX
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.history import EntryMeta, StoredMessage
 from crow_acp.testing import Reply, ScriptedModel
 from crow_compact import default_compact

@@ -15,7 +15,7 @@ import pytest
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.config import Config, ModelProfile
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.events import Usage
 from crow_acp.history import EntryMeta, StoredMessage
 from crow_compact import default_compact

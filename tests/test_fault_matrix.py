@@ -22,7 +22,7 @@ from matrix_support import FOLLOW_UP, SERVERS, Router, last_prompt, open_matrix,
 from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 from test_wire import CWDS, HOSTILE
 
-from crow_acp.acp.wire import MAX_MESSAGE
+from crow_acp.acp.rpc.wire import MAX_MESSAGE
 from crow_acp.testing import Entry, Fault, Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

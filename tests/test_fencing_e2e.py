@@ -24,7 +24,7 @@ from acp import RequestError
 from acp.schema import McpServerStdio
 from helpers import CORE_AGENT, TESTS, RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
 
-from crow_acp.acp.leases import SESSION_BUSY
+from crow_acp.acp.sessions.leases import SESSION_BUSY
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

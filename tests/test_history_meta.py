@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from crow_acp.acp.notices import COMPACTED_MARKER
-from crow_acp.acp.updates import replay_updates
+from crow_acp.acp.updates.notices import COMPACTED_MARKER
+from crow_acp.acp.updates.shapes import replay_updates
 from crow_acp.history import EntryMeta, Handoff, StoredMessage, ToolDisplay
 from crow_acp.store import SessionRecord
 from crow_acp.store.sqlite import SqliteStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crow_acp.acp.newer import ClientFeatures, NewerInitializeRequest
+from crow_acp.acp.rpc.shapes import ClientFeatures, NewerInitializeRequest
 
 
 def test_advertised_features_are_read_and_nothing_else() -> None:

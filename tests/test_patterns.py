@@ -13,7 +13,7 @@ from multi_support import all_text, functions, in_process, last_user, titles
 from zod_check import problems
 
 from crow.patterns import parse_verdict
-from crow_acp.acp.newer import ClientFeatures
+from crow_acp.acp.rpc.shapes import ClientFeatures
 from crow_acp.testing import Fault, Reply, ToolCall
 
 pytestmark = pytest.mark.anyio

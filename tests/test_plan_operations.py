@@ -13,7 +13,7 @@ from multi_support import functions, in_process
 from raw_wire import INITIALIZE, RawCrow, raw_crow
 from zod_check import problems, wire_messages
 
-from crow_acp.acp.newer import ClientFeatures
+from crow_acp.acp.rpc.shapes import ClientFeatures
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ from helpers import git
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks, SessionAccess
 from crow_acp.config import load_config
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.events import ActivityReported
 from crow_prompt import PromptTemplateError, default_prompt
 from crow_prompt.callback import CONTEXT_CHANGED

@@ -10,7 +10,7 @@ from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextR
 from helpers import RecordingClient, crow_env, text
 from hosted import hosted_crow
 
-from crow_acp.acp.prompt_blocks import MAX_LINKED_FILE
+from crow_acp.acp.prompt.message import MAX_LINKED_FILE
 from crow_acp.testing import Reply, ScriptedModel
 
 

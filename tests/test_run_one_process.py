@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import crow_env
 
-from crow_acp.acp.wire import MAX_MESSAGE, READ_PIECE
+from crow_acp.acp.rpc.wire import MAX_MESSAGE, READ_PIECE
 from crow_acp.server.memory import MemoryPipe, MemoryTransport
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -8,7 +8,7 @@ from acp import RequestError
 from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
 from serve_support import crow_serve, over_http, over_ws
 
-from crow_acp.acp.leases import SESSION_BUSY
+from crow_acp.acp.sessions.leases import SESSION_BUSY
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import pytest
 from acp import RequestError
 from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, run_crow, text
 
-from crow_acp.acp.leases import SESSION_BUSY
+from crow_acp.acp.sessions.leases import SESSION_BUSY
 from crow_acp.store.sqlite import SqliteStore
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

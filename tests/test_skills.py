@@ -11,7 +11,7 @@ from skill_support import make_skill, user_turn
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.config import load_config
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_skills import default_skills, discover, load_skill, search_dirs
 from crow_skills.triggers import matching
 

@@ -12,7 +12,7 @@ from skill_support import make_skill, user_turn
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess, ToolContext
 from crow_acp.config import load_config
-from crow_acp.core.session_access import SessionView
+from crow_acp.core.session_view import SessionView
 from crow_acp.events import ActivityReported
 from crow_skills import SkillsHook, default_skills
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
 from hosted import hosted_crow
 
-from crow_acp.acp.titles import clean_title
+from crow_acp.acp.prompt.titles import clean_title
 from crow_acp.testing import Fault, Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ import pytest
 from helpers import CORE_AGENT, crow_env
 from raw_wire import RawCrow, raw_crow
 
-from crow_acp.acp.wire import MAX_MESSAGE
+from crow_acp.acp.rpc.wire import MAX_MESSAGE
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -3,12 +3,12 @@
 A plain class, deliberately not a subclass of acp.Agent: the SDK routes only methods that exist,
 so anything crow does not implement answers "method not found" instead of a silent null.
 The handlers are thin; the work is done by what the agent owns, each built here with what it needs:
-    open_sessions  OpenSessions (open_sessions.py): the open sessions, driven from Python, let go of
-    opener         SessionOpener (session_open.py): a session into memory, started, replayed
-    options        SessionOptions (session_options.py): model, mode and thinking level, and /mode
-    turns          TurnRunner (prompt_turn.py): one prompt's turn or slash command
-    outbox         Outbox (outbox.py): events to the observers, the editor's first
-and the leases (leases.py), the model profiles and the store. What Python drives open sessions with (a
+    open_sessions  OpenSessions (sessions/registry.py): the open sessions, driven from Python, let go of
+    opener         SessionOpener (sessions/opener.py): a session into memory, started, replayed
+    options        SessionOptions (sessions/options.py): model, mode and thinking level, and /mode
+    turns          TurnRunner (prompt/turn.py): one prompt's turn or slash command
+    outbox         Outbox (updates/outbox.py): events to the observers, the editor's first
+and the leases (sessions/leases.py), the model profiles and the store. What Python drives open sessions with (a
 MultiAgent, a bridge) is its base, DrivenFromPython (driven.py).
 """
 
@@ -44,21 +44,20 @@ from ..model.profiles import Models
 from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
-from .capabilities import initialize_response
 from .driven import DrivenFromPython
-from .editor_link import EditorLink
-from .leases import Leases
-from .newer import ClientFeatures
-from .open_sessions import OpenSessions
-from .outbox import Outbox
-from .prompt_blocks import as_dicts
-from .prompt_turn import TurnRunner
+from .prompt.message import as_dicts
+from .prompt.turn import TurnRunner
+from .rpc.capabilities import initialize_response
+from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess
-from .session_open import SessionOpener
-from .session_options import MODE_OPTION, SessionOptions
-from .session_pool import SessionPool
-from .stored import listed
-from .updates import AcpUpdates
+from .sessions.leases import Leases
+from .sessions.opener import SessionOpener
+from .sessions.options import MODE_OPTION, SessionOptions
+from .sessions.registry import OpenSessions, SessionPool
+from .sessions.stored import listed
+from .updates.editor_link import EditorLink
+from .updates.outbox import Outbox
+from .updates.shapes import AcpUpdates
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +288,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
             return PromptResponse(stop_reason=stop)
 
     def config_options(self, session_id: str) -> list[Any]:
-        """The session's config options for the editor (session_options.py)."""
+        """The session's config options for the editor (sessions/options.py)."""
         return self.options.build(self.sessions[session_id])
 
     def _modes(self, session_id: str) -> SessionModeState:

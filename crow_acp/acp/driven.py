@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.session_access import SessionView
-from .session_options import MODE_OPTION
+from ..core.session_view import SessionView
+from .sessions.options import MODE_OPTION
 
 if TYPE_CHECKING:
     from ..policy.modes import Mode
-    from .open_sessions import OpenSessions, SharedBoard
-    from .prompt_turn import TurnRunner
-    from .session_options import SessionOptions
+    from .prompt.turn import TurnRunner
+    from .sessions.options import SessionOptions
+    from .sessions.registry import OpenSessions, SharedBoard
 
 
 class DrivenFromPython:

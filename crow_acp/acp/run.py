@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..core.session_access import SessionView
+from ..core.session_view import SessionView
 from ..errors import CrowError
 from ..events import Event, ModelCallFinished, Usage
 
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
     from ..core.session import Session
     from ..store import SessionStore
-    from .open_sessions import OpenSessions
-    from .outbox import Outbox
-    from .session_open import SessionOpener
+    from .sessions.opener import SessionOpener
+    from .sessions.registry import OpenSessions
+    from .updates.outbox import Outbox
 
 Permissions = Callable[["ToolCallUpdate"], bool | Awaitable[bool]]
 """Decides a permission question without an editor: True allows the call once, False refuses it."""

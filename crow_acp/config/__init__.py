@@ -8,6 +8,12 @@ checked strictly, with every mistake said in TOML's words.
     protected.py  which paths a write always asks for (the [permissions] protected patterns)
 
 May import: crow_acp.errors and the standard library, pydantic and tomllib; nothing else of crow.
+
+Also in this room:
+
+    credentials.py  The model credentials `crow setup` stores: $CROW_HOME/credentials.toml, the last source of the...
+    key_source.py   Where the model key comes from, and the one answer to "can crow's own agent call its model?"...
+    private.py      $CROW_HOME and what crow writes in it are its user's alone, whatever the umask
 """
 
 from .sections import AgentConfig, McpServerConfig, ModelProfile, Policy, Section

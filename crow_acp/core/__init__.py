@@ -6,14 +6,18 @@
     tool_gate.py      one tool call's path: before_tool steps (guards, permission), then after_tool
     hooks.py          how hook lists and user code are called (typed, checked when registered)
     session.py        a session's state and the edits that keep its history valid
-    session_access.py SessionView: the SessionAccess (plugin/session.py) of a live session
+    session_view.py   SessionView: the SessionAccess (plugin/session.py) of a live session
     history_rules.py  what a model is sent satisfies the strictest provider
     draft.py          the reply being streamed, kept in the store as it grows
     reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
-    costs.py          what a session has spent
     images.py         images in the history: how one is checked; the images tools return
 
-May import: crow_acp.api, plugin, tools, events, history, errors, util, config, store, model, mcp.
+May import: plugin, tools, events, history, errors, util, config, store, model (never mcp: a session's
+MCP servers reach it as a ToolSource, core/session.py).
 Never acp, policy, editor, multi, server or web: they build on the core, and hand it what it
 needs (permission gates, request steps, tools) when they build a turn.
+
+Also in this room:
+
+    client_prompt.py  A client's system prompt (ACP `systemPrompt`, schema 1.30) over crow's own
 """

@@ -1,5 +1,5 @@
 """How the hook lists run, and how crow calls user code (callbacks, observers) safely. What each
-list is and passes is declared in plugin/hooks.py (the plugin API: import its names from crow_acp.api).
+list is and passes is declared in plugin/hooks.py (the plugin API; users import its names from crow_acp.api).
 
 Callbacks run in list order. One that raises is logged and reported, and the turn goes on (a
 before_tool callback that raises refuses the call: a broken guard must not let a call through).

@@ -1,5 +1,5 @@
 """Images in the history, as OpenAI image parts (data URLs): how one is checked, and the images
-tools return, recorded for a vision model to see (the prompt's own images: acp/prompt_images.py).
+tools return, recorded for a vision model to see (the prompt's own images: acp/prompt/message.py).
 
 Every image is checked before it is stored: a known mime type, strict base64, bytes that match
 the declared type, and a size cap, so a malformed or huge attachment gets a clear message instead

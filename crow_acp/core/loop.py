@@ -19,7 +19,6 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from ..api import Tool, ToolCallInfo, ToolContext
 from ..events import (
     ModelCallFinished,
     TextDelta,
@@ -34,16 +33,17 @@ from ..events import (
 )
 from ..history import ATTACHMENTS, EntryMeta, ToolDisplay
 from ..model.client import AttachmentChunk, Finish, ReasoningChunk, TextChunk, ToolCallChunk
-from ..plugin.session import ToolTimer
+from ..model.costs import charge
+from ..plugin.decisions import ToolCallInfo
+from ..plugin.session import Tool, ToolContext, ToolTimer
 from . import images
-from .costs import charge
 from .draft import Draft
 from .history_rules import object_arguments
 from .hooks import run_hooks
 from .reply_caps import ReplyBudget, close_stream, over_cap
 from .request import RequestChain
 from .session import Session
-from .session_access import SessionView
+from .session_view import SessionView
 from .tool_gate import after_tool, before_tool, placeholder
 from .turn import MAX_NAME, PendingCall, Reply, Turn, check_new_calls, new_call_id
 

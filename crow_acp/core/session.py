@@ -10,17 +10,16 @@ What callbacks get of it is SessionAccess (plugin/session.py; SessionView here),
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ..api import SlashCommand, Tool
 from ..events import Event, Usage
 from ..history import EntryMeta, StoredMessage, ToolDisplay
-from ..mcp.host import McpHost
+from ..plugin.session import SlashCommand, Tool
 from ..store import SessionStore
 from ..util.secrets import redact
 from ..util.text import clean_meta, repair
@@ -95,6 +94,20 @@ class Conversation:
         return with_client_prompt([entry.message for entry in self.history], self.data)
 
 
+class ToolSource(Protocol):
+    """Tools from outside the session, given by the layer that opens it (its MCP servers: mcp/host.py)."""
+
+    def tools(self) -> Sequence[Tool]: ...
+
+    async def settle(self) -> None:
+        """Returns once a tool list that is changing has changed (before the next model call)."""
+
+    def unavailable(self, tool_name: str) -> str | None:
+        """Why a tool the model named is not there now (its server failed or is still starting), or None."""
+
+    async def close(self) -> None: ...
+
+
 @dataclass(eq=False, kw_only=True)
 class Session(Conversation):
     """A conversation open in this process, with the runtime handles that serve it (never stored)."""
@@ -103,7 +116,8 @@ class Session(Conversation):
     """Where record(), save() and the other edits below write the conversation, at once."""
     model: ModelClient
     emit: Callable[[Event], Awaitable[None]]
-    mcp: McpHost
+    mcp: ToolSource
+    """The session's MCP servers (an McpHost: acp/ gets it back with McpHost.of)."""
     client: Any = None
     """The editor's connection (None in process), for permission questions and its file tools."""
     client_capabilities: Any = None

@@ -18,13 +18,14 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..api import Allow, Answer, Callback, Refuse, Rewrite, ToolCallInfo
 from ..events import ToolResult, ToolView
+from ..plugin.decisions import Allow, Answer, Refuse, Rewrite, ToolCallInfo
+from ..plugin.hooks import Callback
 from .hooks import call_returning, callback_name, report_failure
 
 if TYPE_CHECKING:
-    from ..api import Tool, ToolContext
-    from .session_access import SessionView
+    from ..plugin.session import Tool, ToolContext
+    from .session_view import SessionView
     from .turn import PendingCall, Turn
 
 

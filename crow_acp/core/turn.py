@@ -11,14 +11,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import CrowCallbacks, Sandbox, Tool
 from ..config import LimitsConfig
 from ..events import ToolResult, ToolView, Usage
 from ..history import Attachment
+from ..plugin.hooks import CrowCallbacks
+from ..plugin.session import Sandbox, Tool
 from ..util.text import clean_value
 from .request import RequestChain
 from .session import Session
-from .session_access import SessionView
+from .session_view import SessionView
 
 MAX_NAME = 256
 """Characters of a tool name kept from the stream (real ones have at most 64)."""

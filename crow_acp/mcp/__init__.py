@@ -13,4 +13,9 @@
     http.py     remote servers' answers with their text repaired
 
 May import: crow_acp.api, tools, events, errors, util, config, and the MCP SDK (lazily).
+
+Also in this room:
+
+    address_guard.py  Where a `crow serve` client's HTTP and SSE MCP servers may point: the public internet, and...
+    elicit.py         An MCP server's elicitation (a question for the user in the middle of a tool call), as crow's...
 """

@@ -1,7 +1,7 @@
 """An MCP server's elicitation (a question for the user in the middle of a tool call), as crow's client sees it.
 
 Crow tells every server it can elicit (form and URL): whether the editor can show the question is
-decided per question, by the Elicitor the session gives its servers (acp/elicitation.py), which
+decided per question, by the Elicitor the session gives its servers (acp/questions/elicitation.py), which
 asks the editor or declines on the user's behalf. The question belongs to a tool call: each call
 to a server runs inside a CallScope, the seam that tells the Elicitor which call waits, and that
 carries back what the model must be told. At MCP 2026-07-28 the questions come back as the call's

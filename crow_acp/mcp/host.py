@@ -33,6 +33,13 @@ class McpHost:
         """Who asks the user the servers' questions (the session's editor); None: each is declined."""
         self._reported: set[tuple[int, int]] = set()
 
+    @staticmethod
+    def of(source: object) -> McpHost:
+        """The McpHost a session was opened with (core types it as a ToolSource); fails loud otherwise."""
+        if not isinstance(source, McpHost):
+            raise TypeError(f"the session's tool source is a {type(source).__name__}, not an McpHost")
+        return source
+
     def start(self, specs: list[ServerSpec]) -> None:
         """Start connecting every server in the background: a session opens without waiting for them."""
         for spec in specs:

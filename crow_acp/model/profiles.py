@@ -23,7 +23,7 @@ class Models:
         self._factory: Callable[[Config], ModelClient] = make_client
         self._retired: list[ModelClient] = []
         self.in_process = False
-        """True once `use` gave a model in process: sessions need no key (acp/auth.py)."""
+        """True once `use` gave a model in process: sessions need no key (acp/rpc/auth.py)."""
 
     @property
     def default(self) -> str:

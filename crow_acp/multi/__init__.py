@@ -14,6 +14,12 @@
 Patterns (chain, loop, supervisor, …) are in crow.patterns; they build on Run and Bridge.
 
 May import: crow_acp.acp and everything below it. Never server, web or testing.
+
+Also in this room:
+
+    child_conn.py       The editor connection as a `delegate` helper sees it: each of its sessions is a child of the...
+    delegate.py         The `delegate` tool: the model hands a self-contained task to a helper, which runs it in a...
+    delegate_budget.py  The delegation budget: one editor prompt starts at most so many helper sessions, and its...
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ any other change of a shared key) is seen by every other member at once, and is 
 member. Other keys stay private to the member's session: they hold per-session bookkeeping
 (injected skills, compaction counters) that must not leak.
 
-The members are driven through AcpAgent's public methods only (agent.py, open_sessions.py).
+The members are driven through AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from acp.schema import (
 )
 
 from ..acp.agent import AcpAgent
-from ..acp.newer import ClientFeatures
-from ..acp.prompt_blocks import as_dicts, user_text
+from ..acp.prompt.message import as_dicts, user_text
+from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
 from .children import ChildSessions
 from .conn import MemberConnection, replay_graph

@@ -19,9 +19,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
-from ..acp.newer.subagents import idle_state, running_state, session_message, subagent_update
-from ..acp.update_door import send_update
+from ..acp.questions.elicitation import QuestionRoute, RoutesQuestions, route_of
+from ..acp.rpc.door import send_update
+from ..acp.rpc.shapes.subagents import idle_state, running_state, session_message, subagent_update
 from ..policy.modes import Mode
 from .conn import CHILD_DROPPED
 from .delegate_budget import Budget

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.newer.subagents import (
+from ..acp.rpc.shapes.subagents import (
     SessionMessage,
     SubagentUpdate,
     idle_state,
@@ -27,7 +27,7 @@ from ..acp.newer.subagents import (
 from .graph import Graph
 
 SendTo = Callable[[str, Any], Awaitable[None]]
-"""`send(session_id, update)`: an SDK update model, or a newer one (acp/newer/)."""
+"""`send(session_id, update)`: an SDK update model, or a newer one (acp/rpc/shapes/)."""
 
 
 def announcements(graph: Graph) -> list[SubagentUpdate]:

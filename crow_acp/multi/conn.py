@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import text_block
 
-from ..acp.elicitation import QuestionRoute, RoutesQuestions, route_of
-from ..acp.updates import LastPlans, event_update, replay_updates
+from ..acp.questions.elicitation import QuestionRoute, RoutesQuestions, route_of
+from ..acp.updates.shapes import LastPlans, event_update, replay_updates
 from ..events import ActivityReported
 from .children import announcements, handoff_message
 from .graph import Graph

@@ -35,8 +35,8 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..acp.newer.subagents import subagent_update
-from ..acp.updates import replay_updates
+from ..acp.rpc.shapes.subagents import subagent_update
+from ..acp.updates.shapes import replay_updates
 from ..errors import CrowError
 from ..events import ToolResult
 from ..plugin.hooks import Callback

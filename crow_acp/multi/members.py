@@ -1,7 +1,7 @@
 """The members' sessions of one editor session: resumed or forked from the store, made for a member added since.
 
 A client's system prompt (`systemPrompt`, ACP 1.30) goes to every member, checked once before any member
-opens a session (acp/system_prompt.py)."""
+opens a session (acp/sessions/system_prompt.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 from ..acp.agent import AcpAgent
-from ..acp.system_prompt import client_prompt
+from ..acp.sessions.system_prompt import client_prompt
 from .graph import Stored, member_sessions
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..acp.update_door import send_update
+from ..acp.rpc.door import send_update
 from .children import announcements
 from .conn import routed
 from .graph import Graph

@@ -18,8 +18,8 @@ import anyio
 from acp import RequestError
 
 from ..acp.agent import AcpAgent
-from ..acp.prompt_blocks import as_dicts, to_model_text
-from ..acp.updates import event_update
+from ..acp.prompt.message import as_dicts, to_model_text
+from ..acp.updates.shapes import event_update
 from ..events import ActivityReported, ToolStatus
 from ..plugin.session import SessionAccess
 from .children import ChildSessions

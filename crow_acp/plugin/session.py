@@ -1,7 +1,7 @@
 """What a callback, a tool or a slash command gets: SessionAccess, and the Tool and SlashCommand it may add.
 
 Never the agent or the connection: messages, context, side prompts, compaction and reports to the
-editor. This is the declared seam; crow_acp.core.session_access.SessionView is crow's implementation
+editor. This is the declared seam; crow_acp.core.session_view.SessionView is crow's implementation
 (over a live session), and tests may bring their own.
 """
 

@@ -7,4 +7,8 @@
     write_targets.py  where a write would land, resolved as the write resolves it
 
 May import: crow_acp.core and everything below it, and crow_acp.editor (paths).
+
+Also in this room:
+
+    sandboxing.py  Which sandbox a command runs in: what the config allows, what the call asks for, what the machine...
 """

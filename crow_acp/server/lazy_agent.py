@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..acp.capabilities import initialize_response
+from ..acp.rpc.capabilities import initialize_response
 from ..util.imports import off_loop
 from . import startup_gc
 

@@ -15,7 +15,7 @@ import asyncio
 from asyncio.streams import FlowControlMixin
 from typing import Any
 
-from ..acp.wire import MAX_MESSAGE, READ_PIECE, StdioTransport
+from ..acp.rpc.wire import MAX_MESSAGE, READ_PIECE, StdioTransport
 
 
 class MemoryPipe(asyncio.WriteTransport):

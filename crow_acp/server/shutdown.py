@@ -14,7 +14,7 @@ import logging
 import signal
 from typing import Any
 
-from ..acp.wire import StdioTransport
+from ..acp.rpc.wire import StdioTransport
 
 log = logging.getLogger(__name__)
 

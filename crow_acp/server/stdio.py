@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..acp.wire import READ_PIECE, StdioTransport
+from ..acp.rpc.wire import READ_PIECE, StdioTransport
 from .shutdown import SIGNALS, StopSignals, first_of, stop_serving
 from .stdin import readable_stdin
 
@@ -68,8 +68,8 @@ async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio
 
 async def serve_stdio(agent: Any, protocol_fd: int) -> None:
     """Serve until stdin closes or a signal arrives, then shut down in order (see shutdown.py)."""
-    from ..acp.connection import attach
-    from ..acp.routes import agent_connection
+    from ..acp.rpc.routes import agent_connection
+    from ..acp.updates.text_chunks import attach
 
     signals = StopSignals()
     reader, writer = await stdio_streams(protocol_fd)

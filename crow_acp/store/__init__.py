@@ -25,6 +25,14 @@ applies only while the lease row still holds this store's token, checked in the 
 transaction, so an owner that stalled past its lease and was taken over writes nothing (leasing.py).
 
 May import: crow_acp.history, errors, util and config, and psycopg (lazily, for PostgreSQL).
+
+Also in this room:
+
+    lookup.py    Reads for the `crow` command: sessions by id prefix, and the store's state (schema version, leases)
+    postgres.py  PostgreSQL: sessions in the database a team already runs and backs up
+    schema.py    The store's schema, versioned, and the steps that migrate an older database forward in place
+    sql.py       The store over SQL: one implementation for SQLite and PostgreSQL, which differ only in their `Db`
+    sqlite.py    SQLite: the embedded default, one file under $CROW_HOME
 """
 
 from __future__ import annotations

@@ -8,6 +8,13 @@ httpx2 -> sockets) are exercised end to end, and what a real API refuses is refu
 
 May import: anything in crow_acp (it is the top room): the scripted model stands alone, and
 FunctionModel drives a whole agent in process.
+
+Also in this room:
+
+    function_model.py  FunctionModel: a model client that runs a script or a Python function in process, without HTTP
+    render.py          How a scripted Reply looks on the wire: an OpenAI chat completion, or the chunks of its SSE...
+    script.py          Scripted replies from a JSON file, so crow can be tried and shown with no model account
+    server.py          A scripted model server for tests and benchmarks: chat completions here; /v1/responses and...
 """
 
 from .script import ScriptError, load_script

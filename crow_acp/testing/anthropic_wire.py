@@ -236,7 +236,7 @@ async def serve(
     state: AnthropicState, server: Host, writer: Writer, body: bytes, headers: dict[str, str], keep: bool
 ) -> bool:
     """One POST /v1/messages."""
-    from ..acp.titles import TITLE_PROMPT
+    from ..acp.prompt.titles import TITLE_PROMPT
 
     try:
         req = json.loads(body or b"{}")

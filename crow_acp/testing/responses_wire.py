@@ -170,7 +170,7 @@ async def serve(
 
 
 def _is_title(req: dict[str, Any]) -> bool:
-    from ..acp.titles import TITLE_PROMPT
+    from ..acp.prompt.titles import TITLE_PROMPT
 
     items = req.get("input")
     first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}

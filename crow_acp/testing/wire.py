@@ -63,7 +63,7 @@ def _head(status: int, headers: dict[str, Any], keep: bool) -> bytes:
 
 
 def is_title_request(req: dict) -> bool:
-    from ..acp.titles import TITLE_PROMPT
+    from ..acp.prompt.titles import TITLE_PROMPT
 
     messages = req.get("messages")
     return (

@@ -12,7 +12,7 @@ member's config passes explicitly. `hide_url_password(text)` is how a message sh
 
 No text crow records or sends carries a key value, whoever produced it (a tool, an MCP server, the
 model, an exception): `dumps()` redacts at the three doors everything passes, the ACP wire
-(crow_acp/acp/wire.py), the model requests (crow_acp/model/client.py) and the store (crow_acp/store/sql.py); the log
+(crow_acp/acp/rpc/wire.py), the model requests (crow_acp/model/client.py) and the store (crow_acp/store/sql.py); the log
 record factory redacts every log message and traceback. Text that is cut to a length (tool output,
 titles, plan steps) is redacted before the cut, so no part of a key is left at the edge.
 """

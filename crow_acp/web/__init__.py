@@ -12,4 +12,8 @@
     listen.py          the listening sockets, bound before uvicorn starts: a taken port is one line
 
 May import: crow_acp.acp, multi, store, config and everything below them, uvicorn and the ACP SDK.
+
+Also in this room:
+
+    bounds.py  What a `crow serve` client may name: directories inside the operator's roots, modes up to the cap
 """

@@ -9,7 +9,7 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
   would never open it again).
 - unstable methods are not enabled, so `session/close` and `resume` (which crow advertises) answer
   "method not found", and `session/delete` is not routed at all. Crow builds the agent connection
-  itself (crow_acp/acp/routes.py), with them enabled and routed.
+  itself (crow_acp/acp/rpc/routes.py), with them enabled and routed.
 - every message pays for a queue, a pump task, two tasks per push and its own write; a replay
   travels as batches instead (outbound.py).
 - over HTTP each SSE stream is its own TCP connection, so a session's messages on its session stream
@@ -31,7 +31,7 @@ from acp.http.server import SSE_KEEPALIVE_INTERVAL_SECONDS, AcpServer, Connectio
 from acp.meta import AGENT_METHODS
 
 from ..acp.agent import AcpAgent
-from ..acp.routes import agent_connection
+from ..acp.rpc.routes import agent_connection
 from .bounds import ClientRules
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair

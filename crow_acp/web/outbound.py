@@ -23,7 +23,7 @@ from typing import Any
 
 from acp.http.server import OutboundStream
 
-from ..acp.update_door import SESSION_UPDATE, update_params
+from ..acp.rpc.door import SESSION_UPDATE, update_params
 
 BATCH_BYTES = 64 * 1024
 """A replay is cut into batches of about this size: the client reads the first while crow builds the next,

@@ -12,6 +12,12 @@
 Crow is the foreign agent's ACP client. Its session in crow is an ordinary crow session (the hand-off
 and the reply are stored, bridges and the blackboard work); its own session id is kept in that
 session's context, so a reload resumes it when it can.
+
+Also in this room:
+
+    nomodel.py  The model of a foreign member's crow session: none
+    options.py  A foreign member's permission options as the user sees them: a name that says what its kind does
+    relay.py    A foreign member's turn: the hand-off text given to its session, its stream shown, its reply stored
 """
 
 from __future__ import annotations

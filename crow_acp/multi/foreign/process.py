@@ -17,7 +17,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 
-from ...acp.wire import READ_PIECE
+from ...acp.rpc.wire import READ_PIECE
 from ...mcp.stdio import GUARD, resolve
 from ...util.secrets import child_env
 from .wire import StrictWire

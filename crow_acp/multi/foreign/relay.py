@@ -1,6 +1,6 @@
 """A foreign member's turn: the hand-off text given to its session, its stream shown, its reply stored.
 
-RelayTurns takes the place of the model loop in the member's TurnRunner (prompt_turn.py), so the
+RelayTurns takes the place of the model loop in the member's TurnRunner (acp/prompt/turn.py), so the
 turn has the same cancel scope, end_turn hooks (bridges) and error handling as a crow member's. Its
 stop reason is the member's. A crash, a broken wire or silence past `timeouts.member_idle` fails the
 turn with the reason (MemberFailed, a CrowError); a cancel reaches the member as session/cancel.
@@ -23,13 +23,13 @@ import anyio
 from acp import RequestError, text_block, update_agent_message
 from acp.schema import AgentMessageChunk
 
-from ...acp.prompt_turn import Spawn, TurnRunner
+from ...acp.prompt.turn import Spawn, TurnRunner
 from ...core.session import Session
 from ...errors import CrowError
 from .link import Link
 
 if TYPE_CHECKING:
-    from ...acp.editor_link import EditorLink
+    from ...acp.updates.editor_link import EditorLink
     from ...api import CrowCallbacks
     from ...config import Config
     from ...events import Event

@@ -1,7 +1,7 @@
 """The wire to a foreign member: hostile bytes end the link, updates are taken one at a time.
 
 A member is untrusted. Its stdout goes through the same hardened reader as the editor's stdin
-(acp/wire.py: lines read in bounded pieces, an oversized one refused, invalid UTF-8 and lone
+(acp/rpc/wire.py: lines read in bounded pieces, an oversized one refused, invalid UTF-8 and lone
 surrogates repaired), but where crow answers an editor's malformed line, a member's ends the link:
 the turn fails with the reason, and the graph goes on as for any failing member.
 
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...acp.wire import StdioTransport
+from ...acp.rpc.wire import StdioTransport
 from ...errors import WireError
 
 log = logging.getLogger(__name__)

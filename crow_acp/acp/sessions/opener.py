@@ -1,0 +1,306 @@
+"""How an AcpAgent brings a session into memory: from the store with its history made valid again,
+its MCP servers started, its commands offered and begin_session run; on session/load, its history
+replayed to the editor; after the response, what was held back sent.
+
+AcpAgent owns a SessionOpener; session/new, load, resume and fork (agent.py) call it, and so does
+a prompt for a session evicted meanwhile (`live`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+
+from ...api import CrowCallbacks, OffersCommands, SlashCommand
+from ...core.client_prompt import KEY as CLIENT_PROMPT
+from ...core.client_prompt import ClientPrompt
+from ...core.hooks import run_hooks
+from ...core.session import Session
+from ...core.session_view import SessionView
+from ...history import StoredMessage
+from ...mcp.host import McpHost, server_specs
+from ...mcp.specs import check_servers
+from ...model.costs import shown_on_load
+from ...model.wires import prewarm
+from ...policy.remembered import bind_to_roots
+from ...store import SessionRecord
+from ...util.imports import off_loop
+from ..prompt.mcp_live import all_commands, report_failures
+from ..prompt.mcp_live import attach as attach_mcp
+from ..questions.ask_user import offer_questions
+from ..updates.shapes import commands_update, replay_with_plans
+from ..updates.warnings import config_warnings, sandbox_warning
+from .auth_gate import CredentialGate
+from .directories import check_directories, check_editor_directories
+from .registry import Opening
+from .stored import copy_session, repair_history, repair_stored
+from .system_prompt import client_prompt
+
+if TYPE_CHECKING:
+    from ...config import Config
+    from ...model.profiles import Models
+    from ...store import SessionStore
+    from ..prompt.turn import Spawn
+    from ..updates.editor_link import EditorLink
+    from ..updates.outbox import Outbox
+    from .options import SessionOptions
+    from .registry import OpenSessions
+
+
+class SessionOpener:
+    def __init__(
+        self,
+        *,
+        config: Config,
+        models: Models,
+        store: Callable[[], SessionStore],
+        callbacks: Callable[[], CrowCallbacks],
+        sessions: OpenSessions,
+        options: SessionOptions,
+        outbox: Outbox,
+        editor: EditorLink,
+        spawn: Spawn,
+    ) -> None:
+        self.config = config
+        self.models = models
+        self._store = store
+        """The agent's store, opened when first needed (or the one `use_store` gave it)."""
+        self._callbacks = callbacks
+        """The agent's callbacks as they are now (set_callbacks may replace them after this is built)."""
+        self.sessions = sessions
+        self.options = options
+        self.outbox = outbox
+        self.editor = editor
+        self._loading: dict[str, asyncio.Event] = {}  # sessions being reopened: a prompt waits for them
+        self._spawn = spawn
+        self._prewarmed = False
+        self.gate = CredentialGate(config, models)
+        """session/new, load, resume and fork answer auth_required while crow's model has no key."""
+        self.runs_tools = True
+        """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP
+        servers in crow, which nothing would call."""
+
+    async def new(
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        agent: str,
+        prompt: ClientPrompt | None = None,
+    ) -> str:
+        """A new session, stored, leased and started; its id. `prompt`: the client's system prompt."""
+        check_directories(cwd, directories)
+        check_servers(mcp_servers)
+        session_id = uuid.uuid4().hex
+        now = time.time()
+        data: dict[str, Any] = {
+            "additional_directories": directories or [],
+            "agent": agent,
+            "mode": self.config.permissions.default_mode,
+        }
+        if prompt is not None:
+            data[CLIENT_PROMPT] = prompt.to_json()
+        self._store().create(SessionRecord(session_id, cwd, None, now, now, data))
+        await self.sessions.leases.take(session_id)
+        self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
+        await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
+        self.after_response(session_id)
+        return session_id
+
+    def admit(self, cwd: Any, directories: Any, system_prompt: Any) -> ClientPrompt | None:
+        """What an editor's session/new, load, resume or fork asks for, checked before any work: its
+        directories (the cwd an existing one) and its system prompt (-32602 naming what is wrong), then a usable
+        model key (-32000, auth_required)."""
+        check_editor_directories(cwd, directories)
+        prompt = client_prompt(system_prompt)
+        if self.runs_tools:  # a foreign agent's turns use its own model
+            self.gate.require()
+        return prompt
+
+    async def fork(
+        self, source_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, prompt: Any
+    ) -> str:
+        """A copy of the stored session, open here and started; its id."""
+        check_servers(mcp_servers)
+        fork_id = await copy_session(self._store(), source_id, cwd, directories)
+        await self.reopen(fork_id, cwd, mcp_servers, directories, replay=False, prompt=prompt)
+        return fork_id
+
+    async def live(self, session_id: str) -> Session:
+        """The session in memory (once a load under way is done); one evicted for room is opened again."""
+        if (loading := self._loading.get(session_id)) is not None:
+            await loading.wait()  # a prompt sent during its session/load waits for it, not -32002
+        pool = self.sessions.pool
+        if not self.sessions.is_open(session_id) and (opening := pool.evicted.get(session_id)):
+            await self.reopen(session_id, opening.cwd, opening.mcp_servers, opening.directories, replay=False)
+        pool.touch(session_id)
+        if pool.config.idle_minutes is not None:  # the idle ones go in the background, not before this prompt
+            self._spawn(self.sessions.evict(keep=session_id))
+        return self.sessions.get(session_id)
+
+    async def _stored_entries(self, session_id: str) -> list[StoredMessage]:
+        if self.sessions.is_open(session_id):  # open here: cancel its turn and let it record, then read
+            await self.sessions.release(session_id, "closed")
+        record = await self._store().get(session_id)
+        if record is None:
+            raise RequestError.resource_not_found(session_id)
+        await self.sessions.leases.take(session_id)
+        return repair_stored(self._store(), record, await self._store().load(session_id))
+
+    async def reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        *,
+        replay: bool,
+        prompt: ClientPrompt | None = None,
+    ) -> None:
+        """A stored session back in memory and started; on load, its history replayed to the editor.
+        `prompt`: the client's system prompt, which replaces the stored one (None keeps it)."""
+        check_directories(cwd, directories)
+        check_servers(mcp_servers)
+        loaded = self._loading[session_id] = asyncio.Event()
+        try:
+            await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
+        except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
+            await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
+            raise
+        finally:
+            loaded.set()
+            if self._loading.get(session_id) is loaded:
+                del self._loading[session_id]
+
+    async def _abandon(self, session_id: str) -> None:
+        """A reopen cut short: the session closed again and its lease given back, so a later load works."""
+        self.outbox.stop_holding(session_id)
+        if self.sessions.is_open(session_id):
+            await self.sessions.release(session_id, "closed")
+        else:
+            await self.sessions.leases.give_back(session_id)
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None,
+        directories: list[str] | None,
+        replay: bool,
+        prompt: ClientPrompt | None,
+    ) -> None:
+        entries = await self._stored_entries(session_id)
+        self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
+        session = await self._restore(session_id, cwd, entries, directories, prompt)
+        # The rows read, plus the results repair_history gave to calls a killed process left open.
+        stored = {entry.row_id for entry in entries}
+        shown = (
+            [*entries, *(e for e in session.history if e.row_id not in stored and e.row_id is not None)]
+            if replay
+            else []
+        )
+        # Replay while the MCP servers start: both take a while, and neither needs the other.
+        await asyncio.gather(self._replay(session_id, shown), self._start(session, mcp_servers, loaded=True))
+        self.after_response(session_id)
+
+    async def _replay(self, session_id: str, entries: list[StoredMessage]) -> None:
+        if (sink := self.editor.replay_sink()) is not None:
+            await sink.send_updates(session_id, replay_with_plans(entries, self.editor.features))
+
+    async def _restore(
+        self,
+        session_id: str,
+        cwd: str,
+        entries: list[StoredMessage],
+        directories: list[str] | None,
+        prompt: ClientPrompt | None = None,
+    ) -> Session:
+        """The session object with its stored history (valid for the model again), not yet started."""
+        if self.sessions.is_open(session_id):  # loaded again while open: finish with the live one first
+            await self.sessions.release(session_id, "closed")
+        store = self._store()
+        record = await store.get(session_id)
+        assert record is not None
+        if directories is not None:  # the editor's roots now, over the ones stored
+            record.data["additional_directories"] = directories
+        if prompt is not None:  # the client's system prompt now, over the one stored
+            record.data[CLIENT_PROMPT] = prompt.to_json()
+        if directories is not None or prompt is not None:
+            store.update(session_id, data=record.data)
+        timeouts = self.config.timeouts
+        session = Session(
+            id=session_id,
+            cwd=cwd,
+            store=store,
+            model=self.models.client(record.data.get("model")),
+            emit=self.outbox.emit,
+            mcp=McpHost(cwd=cwd, connect_timeout=timeouts.mcp_connect, call_timeout=timeouts.mcp_call),
+            additional_directories=record.data.get("additional_directories", []),
+            data=record.data,
+            title=record.title,
+            client=self.editor.conn,
+            client_capabilities=self.editor.capabilities,
+            last_row=max((entry.row_id or 0 for entry in entries), default=0),
+        )
+        repair_history(session, [e for e in entries if e.active])
+        offer_questions(session, self.editor, timeouts.elicitation)
+        self.sessions.add(session)
+        return session
+
+    async def _start(self, session: Session, mcp_servers: list[Any] | None, *, loaded: bool) -> None:
+        """Connect the MCP servers, offer the commands and run begin_session."""
+        from ...editor.sandbox import server_prefix
+
+        confine = functools.partial(server_prefix, self.config.sandbox, cwd=session.cwd)
+        if self.runs_tools:
+            McpHost.of(session.mcp).start(
+                server_specs(mcp_servers or [], self.config.mcp_servers, confine)
+            )  # in the background
+        attach_mcp(session)
+        session.data.setdefault("mode", self.config.permissions.default_mode)  # sessions from before modes
+        bind_to_roots(session)  # "always" answers given under other roots (a fork or load elsewhere) go
+        self.sessions.pool.opened(
+            session.id, Opening(session.cwd, list(mcp_servers or []), list(session.additional_directories))
+        )
+        callbacks = self._callbacks()
+        for callback in callbacks.all():
+            offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()
+            for command in offered:
+                session.commands[command.name] = command
+        session.commands["mode"] = self.options.mode_command()
+        await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
+        await self.sessions.evict(keep=session.id)
+
+    def after_response(self, session_id: str) -> None:
+        """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
+        self._spawn(self._announce(session_id))
+        if not self._prewarmed and (session := self.sessions.by_id.get(session_id)):
+            self._prewarmed = True
+            self._spawn(off_loop(prewarm, session.model))  # while the user types
+
+    async def _announce(self, session_id: str) -> None:
+        held = self.outbox.stop_holding(session_id)
+        session = self.sessions.by_id.get(session_id)
+        if session is None:
+            return
+        for event in held:
+            await self.outbox.emit(event)
+        if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
+            await self.outbox.emit(usage)
+        await report_failures(session)
+        for notice in config_warnings(session_id, self.config.warnings()):
+            await self.outbox.emit(notice)
+        if self.editor.conn and (commands := all_commands(session)):
+            try:
+                await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
+            except ConnectionError:  # the editor left right after its answer: nobody to tell
+                pass
+        # Last: the probe may take a while on a busy machine, and nothing above should wait for it.
+        for notice in await sandbox_warning(session_id, self.config.sandbox, self.editor):
+            await self.outbox.emit(notice)
