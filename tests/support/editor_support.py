@@ -25,9 +25,9 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
-from helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 EDITOR_CAPS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 

@@ -11,10 +11,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from helpers import in_process
-
 from crow.agent_loader import load_agent
 from crow_acp.testing.function_model import FunctionModel
+from support.helpers import in_process
 
 
 @asynccontextmanager

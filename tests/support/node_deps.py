@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-CLIENT = Path(__file__).parent / "ts_client"
+CLIENT = Path(__file__).parents[1] / "ts_client"
 INSTALLED = CLIENT / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
 
 

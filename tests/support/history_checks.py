@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from helpers import assert_strict_pairing
+from support.helpers import assert_strict_pairing
 
 
 def assert_valid_unicode(value: Any, where: str = "") -> None:

@@ -12,10 +12,11 @@ from typing import Any
 
 import anyio
 import httpx
-import spawn
 from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.schema import ClientCapabilities, Implementation
-from helpers import free_port
+
+from support import spawn
+from support.helpers import free_port
 
 TOKEN = "test-serve-token"
 """The token crow_serve gives a server by default (CROW_SERVE_TOKEN), and the clients here send."""

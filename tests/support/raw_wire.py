@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import spawn
+
+from support import spawn
 
 INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
 

@@ -1,9 +1,9 @@
-"""fast-agent (PyPI fast-agent-mcp) in a venv of its own, for tests/test_foreign_fast_agent.py.
+"""fast-agent (PyPI fast-agent-mcp) in a venv of its own, for tests/multi/test_foreign_fast_agent.py.
 
 It needs Python >= 3.12 (crow's tests may run on 3.11), so it lives in a cache directory, installed once
 (`.ci/run` runs this file first; a test that finds it missing installs it, under a lock):
 
-    python tests/fast_agent.py      # prints the path of its `fast-agent` command
+    python tests/support/fast_agent.py      # prints the path of its `fast-agent` command
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from serve_support import Served
+from support.serve_support import Served
 
 
 def bearer(served: Served) -> dict[str, str]:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION
-from helpers import TESTS, crow_env, run_crow
 
 import crow_acp.model.profiles
 from crow.agent_loader import load_agent
 from crow_acp.testing import ScriptedModel
 from crow_acp.testing.function_model import FunctionModel
+from support.helpers import TESTS, crow_env, run_crow
 
 AGENTS = TESTS / "agents" / "multi_agents.py"
 

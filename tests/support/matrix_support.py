@@ -1,4 +1,4 @@
-"""The fault matrix's harness (tests/test_fault_matrix.py): one class of faults run variant by
+"""The fault matrix's harness (tests/server/test_fault_matrix.py): one class of faults run variant by
 variant against a real `crow acp`, with the checks after each (survived, history valid, nothing
 lost), and the report line for the issue's table."""
 
@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from helpers import TESTS, echo_entry, write_config
-from history_checks import assert_history_valid, assert_requests_valid, stored_rows
-from raw_wire import RawCrow
 
 from crow_acp.testing import Entry, Fault, Reply, ScriptedModel
+from support.helpers import TESTS, echo_entry, write_config
+from support.history_checks import assert_history_valid, assert_requests_valid, stored_rows
+from support.raw_wire import RawCrow
 
 FAULTY = TESTS / "mcp_servers" / "faulty_server.py"
 SERVERS = [

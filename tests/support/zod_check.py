@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from node_deps import ensure_node_modules
+from support.node_deps import ensure_node_modules
 
-VALIDATOR = Path(__file__).parent / "ts_client" / "validate.mjs"
+VALIDATOR = Path(__file__).parents[1] / "ts_client" / "validate.mjs"
 
 # Schema of the params of each method crow (the agent) sends.
 AGENT_METHODS = {

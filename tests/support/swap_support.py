@@ -6,9 +6,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from helpers import RecordingClient, crow_env, run_crow, text
-
 from crow_acp.testing import Reply, ScriptedModel
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 
 async def tool_answers_while_swapping(

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import spawn
 from acp import PROTOCOL_VERSION, connect_to_agent, text_block
 from acp.schema import (
     AllowedOutcome,
@@ -26,6 +25,8 @@ from acp.schema import (
     SseMcpServer,
 )
 from acp.transports import default_environment
+
+from support import spawn
 
 
 class RecordingClient:
@@ -110,7 +111,7 @@ def text(value: str) -> Any:
 
 
 # MCP servers for the tests
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # tests/: this file is tests/support/helpers.py
 ECHO_SERVER = TESTS / "mcp_servers" / "echo_server.py"
 
 

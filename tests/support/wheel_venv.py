@@ -1,6 +1,6 @@
 """crow as the registry installs it: the wheel built from a copy of the sources, installed alone into a new
 virtual environment (its dependencies from the index), nothing of this checkout on its path. Used by
-tests/test_wheel.py and benchmarks/launch.py."""
+tests/house/test_wheel.py and benchmarks/launch.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("pyproject.toml", "README.md", "crow", "crow_acp", "crow_prompt", "crow_skills", "crow_compact")
 
 

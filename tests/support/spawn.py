@@ -1,4 +1,4 @@
-"""Start `python -m crow ARGS` for a test: forked by tests/forkserver.py, or exec'd for real.
+"""Start `python -m crow ARGS` for a test: forked by tests/support/forkserver.py, or exec'd for real.
 
 A forked crow skips ~1.5 CPU-seconds of imports and is still a real process: its own pid (signals
 reach it), stdin/stdout pipes speaking ACP, stderr shared with the test, an exit status. `start()`
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from forkserver import interpreter_env, receive
-from launch import ignored_signals
+from support.forkserver import interpreter_env, receive
+from support.launch import ignored_signals
 
 FORKSERVER = Path(__file__).resolve().parent / "forkserver.py"
 LAUNCHER = Path(__file__).resolve().parent / "launch.py"
