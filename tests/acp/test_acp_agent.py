@@ -16,7 +16,7 @@ from acp.schema import (
     ResourceContentBlock,
     TextResourceContents,
 )
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 

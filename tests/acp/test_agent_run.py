@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import echo_stdio
+from support.helpers import echo_stdio
 
 from crow.presets import default_agent
 from crow_acp import AcpAgent, CrowCallbacks, FunctionModel, Refuse, RunError, RunResult, SessionAccess, tool

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 from acp.schema import AuthCapabilities, ClientCapabilities
-from helpers import RecordingClient, crow_command, run_crow, text
+from support.helpers import RecordingClient, crow_command, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import (
+from support.helpers import (
     CORE_AGENT,
     HOOK_AGENT,
     RecordingClient,
@@ -16,7 +16,7 @@ from helpers import (
     echo_stdio,
     text,
 )
-from hosted import hosted_crow
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -7,8 +7,8 @@ import sqlite3
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
-from serve_support import crow_serve, over_http
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from support.serve_support import crow_serve, over_http
 
 from crow_acp.testing import Reply, ScriptedModel
 

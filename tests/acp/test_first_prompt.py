@@ -7,7 +7,7 @@ failed with "cannot import name ... from partially initialized module 'openai.ty
 from __future__ import annotations
 
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel
 

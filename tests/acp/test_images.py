@@ -8,7 +8,7 @@ import base64
 import anyio
 import pytest
 from acp.schema import ImageContentBlock
-from helpers import (
+from support.helpers import (
     CORE_AGENT,
     RecordingClient,
     assert_strict_pairing,
@@ -17,7 +17,7 @@ from helpers import (
     text,
     write_config,
 )
-from hosted import hosted_crow
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

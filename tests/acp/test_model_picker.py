@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
-from hosted import hosted_crow
-from inproc import crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from support.hosted import hosted_crow
+from support.inproc import crow
 
 from crow_acp.testing import Reply, ScriptedModel
 from crow_acp.testing.function_model import FunctionModel
@@ -89,7 +89,7 @@ async def test_cancel_also_stops_a_prompt_waiting_behind_the_running_one(crow_ho
 
 @pytest.mark.anyio
 async def test_additional_directories_follow_the_editor_on_load(crow_home, tmp_path):
-    from helpers import in_process
+    from support.helpers import in_process
 
     from crow_acp.acp.agent import AcpAgent
     from crow_acp.config import load_config

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import crow_env, write_config
-from raw_wire import raw_crow
-from zod_check import problems, wire_messages
+from support.helpers import crow_env, write_config
+from support.raw_wire import raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.acp.leases import SESSION_BUSY
 from crow_acp.acp.mcp_live import CONNECTING
@@ -22,7 +22,7 @@ from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 pytestmark = pytest.mark.anyio
 
 NOTICES = {"session": {"notices": {}}}
-LIVE = Path(__file__).resolve().parent / "mcp_servers" / "live_server.py"
+LIVE = Path(__file__).resolve().parents[1] / "mcp_servers" / "live_server.py"
 LIVE_SERVER = {"name": "live", "command": sys.executable, "args": [str(LIVE)], "env": []}
 
 
@@ -146,7 +146,7 @@ async def test_config_and_skill_warnings_are_told_and_never_replayed(crow_home, 
 
 async def test_a_sandbox_that_cannot_run_is_told_once_per_editor(crow_home, tmp_path):
     """Issue 22 item 5: without bubblewrap, an editor that takes notices is told once, with the fix."""
-    from test_sandbox import without_bwrap
+    from support.sandbox_home import without_bwrap
 
     async with ScriptedModel(default=Reply(text="ok")) as model:
         env = crow_env(crow_home, model.base_url) | {"PATH": without_bwrap(tmp_path)}

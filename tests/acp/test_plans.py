@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, text
-from multi_support import functions, in_process
-from raw_wire import INITIALIZE, RawCrow, raw_crow
-from zod_check import problems, wire_messages
+from support.helpers import RecordingClient, crow_env, text
+from support.multi_support import functions, in_process
+from support.raw_wire import INITIALIZE, RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.acp.newer import ClientFeatures
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

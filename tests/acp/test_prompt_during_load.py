@@ -4,8 +4,8 @@ at once expects, instead of failing with -32002 (unknown session)."""
 from __future__ import annotations
 
 import pytest
-from helpers import crow_env
-from raw_wire import raw_crow
+from support.helpers import crow_env
+from support.raw_wire import raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
-from helpers import RecordingClient, crow_env, text
-from hosted import hosted_crow
+from support.helpers import RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.acp.prompt_blocks import MAX_LINKED_FILE
 from crow_acp.testing import Reply, ScriptedModel

@@ -10,9 +10,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import crow_env
-from raw_wire import RawCrow, raw_crow
-from zod_check import problems, wire_messages
+from support.helpers import crow_env
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, crow_env, run_crow
+from support.helpers import RecordingClient, crow_env, run_crow
 
 from crow_acp.testing import ScriptedModel
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, run_crow, text
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, run_crow, text
 
 from crow_acp.acp.leases import SESSION_BUSY
 from crow_acp.store.sqlite import SqliteStore

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from helpers import (
+from support.helpers import (
     HOOK_AGENT,
     RecordingClient,
     crow_env,
@@ -16,7 +16,7 @@ from helpers import (
     text,
     write_config,
 )
-from records import read_log
+from support.records import read_log
 
 from crow_acp import AcpAgent, CrowCallbacks, SlashCommand, load_config
 from crow_acp.testing import Reply, ScriptedModel

@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import (
+from support.helpers import (
     CORE_AGENT,
     RecordingClient,
     assert_strict_pairing,

@@ -11,12 +11,12 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, crow_env, text
-from history_checks import session_ids
-from inproc import crow
-from multi_support import functions, in_process
-from raw_wire import RawCrow, raw_crow
-from zod_check import problems, wire_messages
+from support.helpers import RecordingClient, crow_env, text
+from support.history_checks import session_ids
+from support.inproc import crow
+from support.multi_support import functions, in_process
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp import CrowCallbacks
 from crow_acp.testing import Reply, ScriptedModel

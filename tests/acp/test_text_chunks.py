@@ -7,8 +7,8 @@ import pytest
 from acp import text_block
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, SessionNotification
 from acp.utils import serialize_params
-from helpers import RecordingClient, crow_env, text
-from hosted import hosted_crow
+from support.helpers import RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.acp.connection import StreamedText, attach
 from crow_acp.acp.editor_link import EditorLink

@@ -7,8 +7,8 @@ import threading
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
-from hosted import hosted_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.acp.titles import clean_title
 from crow_acp.testing import Fault, Reply, ScriptedModel

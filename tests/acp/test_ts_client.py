@@ -2,7 +2,7 @@
 config options (model, thinking level, mode), the older mode API, a prompt, cost, and fork; and, as a client
 that opts into them (ts_client/notices.mjs), notices and compaction updates.
 
-The SDK is installed from the lock file on first use (tests/node_deps.py, once for all xdist workers), so the
+The SDK is installed from the lock file on first use (tests/support/node_deps.py, once for all xdist workers), so the
 README's one test command is enough; the test runs offline after that.
 """
 
@@ -14,14 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import TESTS, crow_env, write_config
-from node_deps import ensure_node_modules
-from test_compact_e2e import FILLER, Brain
-from zod_check import problems
+from support.compact_brain import FILLER, Brain
+from support.helpers import TESTS, crow_env, write_config
+from support.node_deps import ensure_node_modules
+from support.zod_check import problems
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
-CLIENT = Path(__file__).resolve().parent / "ts_client"
+CLIENT = Path(__file__).resolve().parents[1] / "ts_client"
 PROFILES = """
 model = "thinker"
 [models.thinker]

@@ -9,9 +9,9 @@ import sqlite3
 import sys
 
 import pytest
-from helpers import CORE_AGENT, TESTS, crow_env, echo_entry, write_config
-from history_checks import assert_history_valid, assert_requests_valid, assert_valid_unicode
-from raw_wire import RawCrow, raw_crow
+from support.helpers import CORE_AGENT, TESTS, crow_env, echo_entry, write_config
+from support.history_checks import assert_history_valid, assert_requests_valid, assert_valid_unicode
+from support.raw_wire import RawCrow, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
