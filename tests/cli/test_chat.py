@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import crow_command, crow_env
-from spawn import python as spawn_python
+from support.helpers import crow_command, crow_env
+from support.spawn import python as spawn_python
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -232,7 +232,7 @@ def test_a_setup_problem_is_one_line_with_status_3(crow_home, tmp_path, problem)
 
 
 def test_an_agent_that_refuses_or_never_ends_its_session_list_leaves_the_conversation_going(crow_home, tmp_path):
-    agent = Path(__file__).parent / "agents" / "chat_agent.py"
+    agent = Path(__file__).parents[1] / "agents" / "chat_agent.py"
     with ScriptedModel([Reply(text="Still talking.")]) as model:
         child = spawn(crow_env(crow_home, model.base_url), tmp_path, "chat", "--agent", f"{agent}:build")
         started(child)

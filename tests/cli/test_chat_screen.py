@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pexpect
-from helpers import crow_env
-from test_chat_pty import PROMPT, shown, spawn, started
+from support.helpers import crow_env
+from test_chat import PROMPT, shown, spawn, started
 
 from crow_acp.testing import Reply, ScriptedModel
 

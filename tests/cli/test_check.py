@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import crow_command, crow_env, echo_toml, free_port
+from support.helpers import crow_command, crow_env, echo_toml, free_port
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ScriptError, ToolCall, load_script
 

@@ -7,8 +7,8 @@ import os
 import subprocess
 
 import pytest
-from helpers import crow_command, crow_env
-from postgres_server import PostgresServer, binaries
+from support.helpers import crow_command, crow_env
+from support.postgres_server import PostgresServer, binaries
 
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import RecordingClient, crow_command, crow_env, run_crow, write_config
+from support.helpers import RecordingClient, crow_command, crow_env, run_crow, write_config
 
 from crow_acp.config import load_config
 from crow_acp.history import StoredMessage
@@ -128,7 +128,7 @@ def test_with_2_to_1_the_tool_status_starts_its_own_line(crow_home, tmp_path):
 
 
 def test_ci_runs_the_readmes_test_command_after_only_system_packages():
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     readme = (root / "README.md").read_text()
     command = next(line for line in readme.splitlines() if line.endswith("-m pytest -q") and "pip install" in line)
     script = [line for line in (root / ".ci" / "run").read_text().splitlines() if not line.startswith("#")]

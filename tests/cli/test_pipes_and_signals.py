@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 import pytest
-from helpers import crow_command, crow_env
+from support.helpers import crow_command, crow_env
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

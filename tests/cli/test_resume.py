@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pexpect
-from helpers import crow_command, crow_env
+from support.helpers import crow_command, crow_env
 
 from crow_acp.history import StoredMessage
 from crow_acp.store import SessionRecord

@@ -9,7 +9,7 @@ import subprocess
 
 import anyio
 import pytest
-from helpers import TESTS, crow_command, crow_env
+from support.helpers import TESTS, crow_command, crow_env
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -9,7 +9,7 @@ import subprocess
 
 import anyio
 import pytest
-from helpers import crow_command, crow_env, echo_toml, write_config
+from support.helpers import crow_command, crow_env, echo_toml, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

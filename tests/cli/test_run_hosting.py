@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import crow_env
+from support.helpers import crow_env
 
 from crow_acp.acp.wire import MAX_MESSAGE, READ_PIECE
 from crow_acp.server.memory import MemoryPipe, MemoryTransport

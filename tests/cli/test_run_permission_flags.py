@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 from pathlib import Path
 
-from helpers import crow_command, crow_env, write_config
+from support.helpers import crow_command, crow_env, write_config
 
 from crow_acp.store.sqlite import SqliteStore
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

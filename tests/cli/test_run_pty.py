@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from helpers import crow_env
-from spawn import python as spawn_python
+from support.helpers import crow_env
+from support.spawn import python as spawn_python
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -174,7 +174,7 @@ def test_an_always_answer_holds_when_the_session_is_continued(crow_home, tmp_pat
     """ "Always" is stored with the session (its data, bound to its roots): `crow run --continue` keeps it."""
     import subprocess
 
-    from helpers import crow_command
+    from support.helpers import crow_command
 
     script = [
         Reply(tool_calls=[write("a.txt", "1\n")]),

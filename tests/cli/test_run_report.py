@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from helpers import crow_command, crow_env, write_config
+from support.helpers import crow_command, crow_env, write_config
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from helpers import crow_command, crow_env, echo_toml, write_config
+from support.helpers import crow_command, crow_env, echo_toml, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

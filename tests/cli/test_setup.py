@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from spawn import python as spawn_python
+from support.spawn import python as spawn_python
 
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import crow_command, crow_env
+from support.helpers import crow_command, crow_env
 
 from crow_acp.testing import Fault, Reply, ScriptedModel
 
@@ -150,7 +150,7 @@ PACKAGES = ("crow", "crow_acp", "crow_prompt", "crow_skills", "crow_compact")
 
 
 def test_help_lists_every_environment_variable_crow_reads(env):
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     sources = [path for package in PACKAGES for path in (root / package).rglob("*.py") if "testing" not in path.parts]
     read = {name for path in sources for name in ENV_READ.findall(path.read_text())}
     assert {"CROW_DATABASE_URL", "CROW_SERVE_TOKEN", "CROW_HOST_ID", "OPENAI_API_KEY"} <= read, "the scan finds them"
