@@ -7,9 +7,9 @@ import asyncio
 
 import anyio
 import pytest
-from helpers import RecordingClient, assert_strict_pairing, crow_env, text, write_config
-from hosted import hosted_crow
-from test_compact_e2e import FILLER, Brain, activity, turn
+from support.compact_brain import FILLER, Brain, activity, turn
+from support.helpers import RecordingClient, assert_strict_pairing, crow_env, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.testing import ScriptedModel
 

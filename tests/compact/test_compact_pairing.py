@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 import pytest
-from helpers import assert_strict_pairing, in_process
+from support.helpers import assert_strict_pairing, in_process
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.acp.notices import COMPACTED_MARKER

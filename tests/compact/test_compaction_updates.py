@@ -13,10 +13,10 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import crow_env, write_config
-from raw_wire import RawCrow, raw_crow
-from test_compact_e2e import Brain, turn
-from zod_check import problems, wire_messages
+from support.compact_brain import Brain, turn
+from support.helpers import crow_env, write_config
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
