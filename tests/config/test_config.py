@@ -14,7 +14,7 @@ import pytest
 from crow_acp.config import load_config, resolve_command
 from crow_acp.errors import ConfigError
 
-CONFIG_PAGE = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+CONFIG_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def error_for(tmp_path: Path, text: str) -> str:

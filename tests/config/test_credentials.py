@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import crow_command
+from support.helpers import crow_command
 
 from crow_acp.config import load_config
 from crow_acp.config.credentials import StoredCredentials, load_credentials, save_credentials
