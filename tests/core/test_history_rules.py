@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.helpers import RecordingClient, in_process
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.core.history_rules import strict_messages

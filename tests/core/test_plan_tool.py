@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, text, tool_names
-from hosted import hosted_crow
+from support.helpers import RecordingClient, crow_env, text, tool_names
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

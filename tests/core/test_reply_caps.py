@@ -10,14 +10,14 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp.schema import McpServerStdio
-from helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
+from support import spawn
+from support.helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-CROWD_SERVER = Path(__file__).resolve().parent / "mcp_servers" / "crowd_server.py"
+CROWD_SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "crowd_server.py"
 
 
 def crowd_stdio() -> McpServerStdio:
