@@ -9,8 +9,8 @@ import asyncio
 import time
 
 import pytest
-from editor_support import EDITOR_CAPS, EditorClient, asked, drive, final, results, started, updates_for
-from helpers import crow_env, run_crow, text
+from support.editor_support import EDITOR_CAPS, EditorClient, asked, drive, final, results, started, updates_for
+from support.helpers import crow_env, run_crow, text
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.editor.terminal import SHELL

@@ -7,9 +7,9 @@ import socket
 import textwrap
 
 import pytest
-from editor_support import EDITOR_CAPS, EditorClient, drive, final, results
-from helpers import RecordingClient
-from swap_support import tool_answers_while_swapping
+from support.editor_support import EDITOR_CAPS, EditorClient, drive, final, results
+from support.helpers import RecordingClient
+from support.swap_support import tool_answers_while_swapping
 
 from crow_acp.testing import Reply, ToolCall
 

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from editor_support import drive, results
-from helpers import ECHO_SERVER, RecordingClient, crow_env
-from raw_wire import RawCrow, _stat, alive, eventually, raw_crow
+from support.editor_support import drive, results
+from support.helpers import ECHO_SERVER, RecordingClient, crow_env
+from support.raw_wire import RawCrow, _stat, alive, eventually, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from editor_support import drive, results
-from helpers import RecordingClient, crow_env, run_crow, text
+from support.editor_support import drive, results
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.editor.search import MAX_ENTRIES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 from acp.schema import ResourceContentBlock
-from editor_support import EDITOR_CAPS, EditorClient, asked, results
-from helpers import crow_env, text
-from hosted import hosted_crow
-from swap_support import tool_answers_while_swapping
+from support.editor_support import EDITOR_CAPS, EditorClient, asked, results
+from support.helpers import crow_env, text
+from support.hosted import hosted_crow
+from support.swap_support import tool_answers_while_swapping
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from editor_support import EditorClient, asked, drive, final, results, started
-from helpers import RecordingClient, running
+from support.editor_support import EditorClient, asked, drive, final, results, started
+from support.helpers import RecordingClient, running
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.testing import ToolCall

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

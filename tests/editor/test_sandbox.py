@@ -9,82 +9,20 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import tempfile
 import time
-import weakref
 from pathlib import Path
 
 import anyio
 import pytest
-from acp.schema import ClientCapabilities
-from editor_support import results
-from helpers import RecordingClient, crow_env, running, text
-from hosted import hosted_crow
+from support.helpers import RecordingClient, running
+from support.sandbox_home import SECRET, Home, drive, run, told, without_bwrap
 
-from crow_acp.testing import Reply, ScriptedModel, ToolCall
+from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"),
 ]
-SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
-
-
-class Home:
-    def __init__(self, tmp_path: Path) -> None:
-        # Not below /tmp: the sandbox's private /tmp would hide the home whatever crow hides in it.
-        base = Path(tempfile.mkdtemp(prefix="crow-sandbox-home-", dir="/var/tmp"))
-        weakref.finalize(self, shutil.rmtree, base, True)
-        self.home = base / "user"
-        self.crow = self.home / ".crow"
-        self.work = self.home / "project"
-        for path in (self.crow, self.work, self.home / ".ssh"):
-            path.mkdir(parents=True)
-        (self.home / ".ssh" / "id_ed25519").write_text(SECRET)
-        (self.home / ".netrc").write_text("machine x password hunter2\n")
-        (self.home / ".git-credentials").write_text("https://u:ghp_gitcred@github.com\n")
-        (self.home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_token\n")
-
-    def config(self, text: str) -> None:
-        (self.crow / "config.toml").write_text(text)
-
-    def env(self, base_url: str, **extra: str) -> dict[str, str]:
-        return crow_env(self.crow, base_url, HOME=str(self.home), OPENAI_API_KEY="sk-model-key-123", **extra)
-
-
-def run(command: str, call_id: str, **args: object) -> ToolCall:
-    return ToolCall("run_command", {"command": command, **args}, id=call_id)
-
-
-async def drive(
-    home: Home,
-    calls: list[ToolCall],
-    *,
-    mode: str = "ask",
-    client: RecordingClient | None = None,
-    capabilities: ClientCapabilities | None = None,
-    cwd: Path | None = None,
-    **env: str,
-) -> tuple[RecordingClient, ScriptedModel]:
-    """One prompt in which the model makes `calls` one after another; then a second prompt, answered."""
-    client = client or RecordingClient()
-    cwd = cwd or home.work
-    script = [Reply(tool_calls=[call]) for call in calls] + [Reply(text="done"), Reply(text="still here")]
-    async with ScriptedModel(script) as model:
-        async with hosted_crow(client, home.env(model.base_url, **env), cwd=str(cwd), capabilities=capabilities) as (
-            conn,
-            _,
-        ):
-            with anyio.fail_after(120):
-                sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id
-                await conn.set_session_mode(session_id=sid, mode_id=mode)
-                assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
-                assert (await conn.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
-    return client, model
-
-
-def told(model: ScriptedModel) -> dict[str, str]:
-    return results(model)
 
 
 async def test_a_sandboxed_command_reaches_only_the_workspace(tmp_path):
@@ -181,18 +119,8 @@ async def test_ask_shows_the_sandbox_and_runs_outside_only_when_chosen(tmp_path)
     assert outside.read_text() == "x\n"  # the explicit choice, and only it, ran it outside
 
 
-def without_bwrap(tmp_path: Path) -> str:
-    """A PATH with the usual tools but no bwrap."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for tool in ("bash", "sh", "env", "git", "python3", "cat", "ls"):
-        if found := shutil.which(tool):
-            (bin_dir / tool).symlink_to(found)
-    return str(bin_dir)
-
-
 async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
-    from helpers import crow_command
+    from support.helpers import crow_command
 
     home = Home(tmp_path)
     path = without_bwrap(tmp_path)
@@ -210,7 +138,7 @@ async def test_without_bubblewrap_check_says_so_and_auto_asks(tmp_path):
 
 
 async def test_without_bubblewrap_crow_run_says_so_in_one_line_and_auto_asks(tmp_path):
-    from helpers import crow_command
+    from support.helpers import crow_command
 
     home = Home(tmp_path)
     home.config('[permissions]\ndefault_mode = "auto"\n')
@@ -230,7 +158,7 @@ async def test_without_bubblewrap_crow_run_says_so_in_one_line_and_auto_asks(tmp
 async def test_a_writable_path_inside_the_workspace_cannot_be_swapped_for_a_way_out(tmp_path, editor):
     """`writable` nested in a root is writable through the root already: bound on its own, a command could make it
     a symlink to anywhere and the next command would get that place writable."""
-    from editor_support import EDITOR_CAPS, EditorClient
+    from support.editor_support import EDITOR_CAPS, EditorClient
 
     home = Home(tmp_path)
     home.config(f'[sandbox]\nwritable = ["{home.work / "a" / "cache"}"]\n')
@@ -247,7 +175,7 @@ async def test_a_writable_path_inside_the_workspace_cannot_be_swapped_for_a_way_
 @pytest.mark.parametrize("editor", [False, True], ids=["local", "editor terminal"])
 async def test_with_home_as_the_workspace_a_secret_stores_parent_cannot_be_moved_out_of_hiding(tmp_path, editor):
     """Hidden by name: moved under another name by one command, a store would be in plain view for the next."""
-    from editor_support import EDITOR_CAPS, EditorClient
+    from support.editor_support import EDITOR_CAPS, EditorClient
 
     home = Home(tmp_path)
     (home.home / ".config" / "gh").mkdir(parents=True)

@@ -19,9 +19,9 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import ClientCapabilities
-from editor_support import EDITOR_CAPS, EditorClient
-from helpers import RecordingClient
-from test_sandbox import Home, drive, run, told
+from support.editor_support import EDITOR_CAPS, EditorClient
+from support.helpers import RecordingClient
+from support.sandbox_home import Home, drive, run, told
 
 pytestmark = [
     pytest.mark.anyio,
@@ -80,7 +80,7 @@ def _bwrap_works_as_nobody() -> bool:
 
 async def test_as_an_ordinary_user_too(vardir):
     """crow itself run as nobody (setpriv), its command probing the same ways out."""
-    from helpers import crow_env, run_crow, text
+    from support.helpers import crow_env, run_crow, text
 
     from crow_acp.testing import Reply, ScriptedModel
 
@@ -94,7 +94,7 @@ async def test_as_an_ordinary_user_too(vardir):
     os.chmod(base, 0o755)
     # crow's own interpreter may live where nobody cannot reach (pyenv in /root): the system's, with crow's path
     site = [entry for entry in sys.path if entry.endswith("site-packages")]
-    pythonpath = os.pathsep.join([str(Path(__file__).parents[1]), *site])
+    pythonpath = os.pathsep.join([str(Path(__file__).parents[2]), *site])
     wrapper_script = base / "as-nobody"
     wrapper_script.write_text(
         "#!/bin/sh\nshift\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -318,7 +318,7 @@ async def test_a_sandboxed_mcp_server_has_no_capability_no_unix_socket_and_no_se
 
 
 async def test_crow_check_says_who_crow_runs_as_and_what_the_sandbox_does_about_it(tmp_path):
-    from helpers import crow_command
+    from support.helpers import crow_command
 
     home = Home(tmp_path)
     done = await anyio.run_process([*crow_command(), "check"], env=home.env("http://127.0.0.1:9"), check=False)

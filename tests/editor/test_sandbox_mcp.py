@@ -16,7 +16,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from test_sandbox import SECRET, Home, drive, told
+from support.sandbox_home import SECRET, Home, drive, told
 
 from crow_acp.testing import ToolCall
 
@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"),
 ]
-SNOOP = Path(__file__).parent / "mcp_servers" / "snoop_server.py"
+SNOOP = Path(__file__).parents[1] / "mcp_servers" / "snoop_server.py"
 
 
 def snoop_toml(*lines: str) -> str:

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from editor_support import EDITOR_CAPS, EditorClient
-from test_sandbox import SECRET, Home, drive, run, told
+from support.editor_support import EDITOR_CAPS, EditorClient
+from support.sandbox_home import SECRET, Home, drive, run, told
 
 from crow_acp.editor.terminal import SHELL
 
