@@ -9,7 +9,7 @@ import anyio
 import pytest
 from acp import RequestError
 from acp.schema import AcpMcpServer, ClientCapabilities, FileSystemCapabilities, HttpMcpServer, SseMcpServer
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow
 
 from crow_acp import AcpAgent, load_config
 from crow_acp.editor.common import client_can

@@ -24,14 +24,14 @@ from pathlib import Path
 import anyio
 import pexpect
 import pytest
-import spawn
-from inproc import crow
+from support import spawn
+from support.inproc import crow
 
 from crow_acp.config import load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 from crow_acp.testing.function_model import FunctionModel
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUN = re.compile(r"<!-- not run: (\S.*\S) -->")
 AGENT_SPEC = re.compile(r"--agent (\S+\.py):(\w+)")

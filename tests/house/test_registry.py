@@ -23,9 +23,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from zod_check import problems
+from support.zod_check import problems
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 REGISTRY = ROOT / "registry"
 PASSED_THROUGH = ("PATH", "TMPDIR", "TMP", "TEMP", "SSL_CERT_FILE", "SSL_CERT_DIR", "XDG_CACHE_HOME", "CI")
 VALIDATOR_CAPABILITIES = {
@@ -44,7 +44,7 @@ def project() -> dict[str, Any]:
 
 
 def test_the_manifest_follows_the_registry_rules():
-    schema = json.loads((Path(__file__).parent / "registry_agent.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[1] / "registry_agent.schema.json").read_text())
     jsonschema.validate(manifest(), schema, format_checker=jsonschema.FormatChecker())
 
 

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.schema import ClientCapabilities, Implementation
-from helpers import RecordingClient, text
-from wheel_venv import tool_venv
+from support.helpers import RecordingClient, text
+from support.wheel_venv import tool_venv
 
 from crow_acp.testing import Reply, ScriptedModel
 
