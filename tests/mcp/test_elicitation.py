@@ -9,47 +9,28 @@ model's `ask_user` tool asks through the same door. Over stdio, with a real MCP 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-import spawn
-from helpers import TESTS, crow_env, tool_names, write_config
-from raw_wire import RawCrow, raw_crow
-from zod_check import problems, wire_messages
+from support.elicit_support import (
+    FORM,
+    GOOD,
+    URL,
+    next_question,
+    prompt_params,
+    questions,
+    reply_to,
+    session,
+    tool_result,
+)
+from support.helpers import crow_env, tool_names, write_config
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-
-SERVER = {
-    "name": "elicit",
-    "command": spawn.python(),
-    "args": [str(TESTS / "mcp_servers" / "elicit_server.py")],
-    "env": [],
-}
-FORM = {"elicitation": {"form": {}}}
-URL = {"elicitation": {"url": {}}}
-GOOD = {"seat": "aisle", "bags": 2, "name": "Ada", "meal": True}
-
-
-def questions(crow: RawCrow) -> list[dict[str, Any]]:
-    return [m for m in crow.received if m.get("method") == "elicitation/create"]
-
-
-async def reply_to(crow: RawCrow, message: dict[str, Any], result: Any) -> None:
-    await crow.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode() + b"\n")
-
-
-async def next_question(crow: RawCrow, asked_before: int) -> dict[str, Any]:
-    await crow.wait_for(lambda c: len(questions(c)) > asked_before)
-    return questions(crow)[asked_before]
-
-
-async def session(crow: RawCrow, cwd: Path) -> str:
-    reply = await crow.call("session/new", {"cwd": str(cwd), "mcpServers": [SERVER]})
-    return reply["result"]["sessionId"]
 
 
 def withdrawn(crow: RawCrow) -> list[Any]:
@@ -57,19 +38,6 @@ def withdrawn(crow: RawCrow) -> list[Any]:
     sent = [m["params"] for m in crow.received if m.get("method") == "$/cancel_request"]
     assert problems([("zCancelRequestNotification", params) for params in sent]) == []
     return [params["requestId"] for params in sent]
-
-
-def prompt_params(sid: str) -> dict[str, Any]:
-    return {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-
-
-def tool_result(model: ScriptedModel, call_id: str) -> str:
-    """What the model was told of the call (the tool message of the request after it)."""
-    for request in model.requests:
-        for message in request["messages"]:
-            if message["role"] == "tool" and message["tool_call_id"] == call_id:
-                return message["content"]
-    raise AssertionError(f"no result for {call_id}")
 
 
 def book(call_id: str) -> list[Reply]:

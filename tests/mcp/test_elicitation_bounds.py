@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import crow_env
-from raw_wire import RawCrow, raw_crow
-from test_elicitation import FORM, GOOD, URL, prompt_params, questions, reply_to, session, tool_result
-from zod_check import problems, wire_messages
+from support.elicit_support import FORM, GOOD, URL, prompt_params, questions, reply_to, session, tool_result
+from support.helpers import crow_env
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

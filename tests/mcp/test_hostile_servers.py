@@ -20,14 +20,14 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
-from helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
-from history_checks import assert_history_valid, assert_requests_valid
-from matrix_support import report
+from support.helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
+from support.history_checks import assert_history_valid, assert_requests_valid
+from support.matrix_support import report
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-WIRE = Path(__file__).resolve().parent / "mcp_servers" / "wire_server.py"
+WIRE = Path(__file__).resolve().parents[1] / "mcp_servers" / "wire_server.py"
 WIRE_HTTP = WIRE.with_name("wire_http_server.py")
 TOO_BIG = "crow accepts at most 16 MiB in one message, so it was dropped"
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import McpServerStdio
-from helpers import CORE_AGENT, RecordingClient, crow_env, text
-from hosted import hosted_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.mcp.lists import MAX_PAGES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-ENDLESS = Path(__file__).resolve().parent / "mcp_servers" / "endless_lists_server.py"
+ENDLESS = Path(__file__).resolve().parents[1] / "mcp_servers" / "endless_lists_server.py"
 
 
 async def test_endless_lists_are_read_a_bounded_number_of_pages(crow_home, tmp_path):

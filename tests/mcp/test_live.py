@@ -8,15 +8,15 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp.schema import McpServerStdio, ResourceContentBlock
-from helpers import RecordingClient, crow_env, text, tool_names
-from hosted import hosted_crow
+from support import spawn
+from support.helpers import RecordingClient, crow_env, text, tool_names
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-LIVE = Path(__file__).resolve().parent / "mcp_servers" / "live_server.py"
+LIVE = Path(__file__).resolve().parents[1] / "mcp_servers" / "live_server.py"
 CONNECTING = "Connecting to MCP servers"
 
 

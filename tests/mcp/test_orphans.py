@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from helpers import TESTS, crow_env
-from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
+from support.helpers import TESTS, crow_env
+from support.raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 
 from crow_acp.mcp.host import McpHost, ServerSpec
 from crow_acp.testing import Reply, ScriptedModel

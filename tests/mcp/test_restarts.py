@@ -13,7 +13,7 @@ from crow_acp.mcp import server as mcp_server
 from crow_acp.mcp.host import McpServer, ServerSpec
 
 pytestmark = pytest.mark.anyio
-LIVE = Path(__file__).resolve().parent / "mcp_servers" / "live_server.py"
+LIVE = Path(__file__).resolve().parents[1] / "mcp_servers" / "live_server.py"
 
 
 async def kill_and_wait(server: McpServer) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import McpServerStdio
-from helpers import (
+from support.helpers import (
     RecordingClient,
     crow_env,
     echo_remote,
@@ -21,7 +21,7 @@ from helpers import (
     tool_names,
     write_config,
 )
-from hosted import hosted_crow
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
