@@ -8,9 +8,9 @@ import json
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
-from hosted import hosted_crow
-from raw_wire import raw_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
+from support.hosted import hosted_crow
+from support.raw_wire import raw_crow
 
 from crow_acp.acp.warnings import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall

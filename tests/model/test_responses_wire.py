@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
-from hosted import hosted_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, crow_env, write_config
-from history_checks import assert_history_valid, assert_requests_valid
-from raw_wire import raw_crow
+from support.helpers import CORE_AGENT, crow_env, write_config
+from support.history_checks import assert_history_valid, assert_requests_valid
+from support.raw_wire import raw_crow
 
 from crow_acp.testing import Fault, Reply, ScriptedModel
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import crow_env, write_config
+from support.helpers import crow_env, write_config
 
 from crow_acp.config import ModelProfile, load_config
 from crow_acp.errors import ConfigError

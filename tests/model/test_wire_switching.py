@@ -8,8 +8,8 @@ import json
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
-from hosted import hosted_crow
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.history import ATTACHMENTS
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
