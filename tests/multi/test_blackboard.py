@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, prompt_until_killed, run_crow
-from multi_support import AGENTS, multi_env, scripted
-from records import read_log
+from support.helpers import RecordingClient, prompt_until_killed, run_crow
+from support.multi_support import AGENTS, multi_env, scripted
+from support.records import read_log
 
 from crow_acp import AcpAgent, MultiAgent
 from crow_acp.config import Config

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import text
-from multi_support import AGENTS, multi_env, scripted
-from raw_wire import RawCrow, eventually, raw_crow
-from zod_check import problems, wire_messages
+from support.helpers import text
+from support.multi_support import AGENTS, multi_env, scripted
+from support.raw_wire import RawCrow, eventually, raw_crow
+from support.zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ToolCall
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import crow_env
-from matrix_support import last_prompt
-from raw_wire import eventually, raw_crow
-from test_multi_children import SUBAGENTS, children, ended, handoffs, said, sent, states
-from zod_check import problems, wire_messages
+from support.helpers import crow_env
+from support.matrix_support import last_prompt
+from support.raw_wire import eventually, raw_crow
+from support.zod_check import problems, wire_messages
+from test_children import SUBAGENTS, children, ended, handoffs, said, sent, states
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

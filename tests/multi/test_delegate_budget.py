@@ -5,7 +5,7 @@ at every depth together; the model is told why each time; the next prompt has a 
 from __future__ import annotations
 
 import pytest
-from matrix_support import last_prompt
+from support.matrix_support import last_prompt
 from test_delegate import asked_by, by_prompt, crow_for, delegate, tool_results
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import crow_env
-from raw_wire import raw_crow
+from support.helpers import crow_env
+from support.raw_wire import raw_crow
+from support.zod_check import problems, wire_messages
+from test_children import SUBAGENTS, ended, handoffs, said, sent, states
 from test_delegate import asked_by, by_prompt, helper_children, parent_turn, tool_results
-from test_multi_children import SUBAGENTS, ended, handoffs, said, sent, states
-from zod_check import problems, wire_messages
 
 from crow_acp import load_config
 from crow_acp.errors import ConfigError
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
-MEMBER = Path(__file__).parent / "agents" / "foreign_acp_agent.py"
+MEMBER = Path(__file__).parents[1] / "agents" / "foreign_acp_agent.py"
 FS = {"fs": {"readTextFile": True, "writeTextFile": True}}
 
 

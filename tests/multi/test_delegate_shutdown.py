@@ -7,9 +7,9 @@ import os
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, text
-from raw_wire import alive, eventually
-from serve_support import crow_serve, over_ws
+from support.helpers import RecordingClient, crow_env, text
+from support.raw_wire import alive, eventually
+from support.serve_support import crow_serve, over_ws
 from test_delegate import by_prompt, parent_turn
 from test_delegate_foreign import configure, member_calls, to_reviewer
 

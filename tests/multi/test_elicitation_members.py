@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import crow_env
-from multi_support import AGENTS, multi_env, scripted
-from raw_wire import RawCrow, raw_crow
+from support.elicit_support import FORM, GOOD, SERVER, next_question, prompt_params, reply_to, tool_result
+from support.helpers import crow_env
+from support.multi_support import AGENTS, multi_env, scripted
+from support.raw_wire import RawCrow, raw_crow
+from support.zod_check import problems, wire_messages
+from test_children import SUBAGENTS, children
 from test_delegate import by_prompt, delegate, parent_turn
-from test_elicitation import FORM, GOOD, SERVER, next_question, prompt_params, reply_to, tool_result
-from test_multi_children import SUBAGENTS, children
-from zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

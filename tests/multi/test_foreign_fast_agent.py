@@ -1,4 +1,4 @@
-"""fast-agent from PyPI (tests/fast_agent.py installs it once) as a chain member and as a delegate's helper,
+"""fast-agent from PyPI (tests/support/fast_agent.py installs it once) as a chain member and as a delegate's helper,
 on a scripted model: a third-party ACP agent, unchanged, driven by crow as its client (its answer, its
 permission questions before an MCP tool call, session/cancel)."""
 
@@ -9,15 +9,15 @@ import sys
 from pathlib import Path
 
 import anyio
-import multi_support
 import pytest
-from fast_agent import ensure
-from helpers import RecordingClient, crow_env, text
-from multi_support import functions
-from raw_wire import eventually, raw_crow
+from support import multi_support
+from support.fast_agent import ensure
+from support.helpers import RecordingClient, crow_env, text
+from support.multi_support import functions
+from support.raw_wire import eventually, raw_crow
+from support.zod_check import problems, wire_messages
+from test_children import SUBAGENTS, said, states
 from test_delegate import asked_by, by_prompt, helper_children, parent_turn, tool_results
-from test_multi_children import SUBAGENTS, said, states
-from zod_check import problems, wire_messages
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

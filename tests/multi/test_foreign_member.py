@@ -10,16 +10,16 @@ import json
 from pathlib import Path
 
 import anyio
-import multi_support
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, text
-from multi_support import functions, titles
+from support import multi_support
+from support.helpers import RecordingClient, text
+from support.multi_support import functions, titles
 
 from crow_acp.testing import Reply
 
 pytestmark = pytest.mark.anyio
-GRAPHS = Path(__file__).parent / "agents" / "foreign_graphs.py"
+GRAPHS = Path(__file__).parents[1] / "agents" / "foreign_graphs.py"
 
 
 def calls(log: Path) -> list[dict]:
@@ -217,8 +217,8 @@ async def test_another_crow_acp_is_a_member(crow_home, tmp_path, monkeypatch):
 @pytest.mark.parametrize("token", ["right", "wrong"])
 async def test_a_crow_serve_is_a_remote_member(crow_home, tmp_path, monkeypatch, token):
     """remote_member over WebSocket to a real `crow serve` on 127.0.0.1; a wrong token fails the node, saying why."""
-    from helpers import crow_env
-    from serve_support import crow_serve
+    from support.helpers import crow_env
+    from support.serve_support import crow_serve
 
     from crow_acp.testing import ScriptedModel
 
@@ -261,7 +261,7 @@ async def test_the_member_process_dies_with_crow(crow_home, tmp_path):
     though it ignores its stdin closing and SIGTERM. Its stderr was in crow.log."""
     import signal
 
-    from raw_wire import alive, descendants, eventually, raw_crow
+    from support.raw_wire import alive, descendants, eventually, raw_crow
 
     log = tmp_path / "m.jsonl"
     async with multi_support.scripted(coder=[Reply(text="HANG")], reviewer=[]) as models:
@@ -343,9 +343,11 @@ async def test_the_editors_mcp_servers_reach_a_member_only_when_asked(crow_home,
     member gets the editor's servers when `[agents.NAME] mcp_servers = true` says so, never by default."""
     import sys
 
-    import spawn
     from acp.schema import McpServerStdio
-    from test_mcp_live import LIVE
+    from support import spawn
+    from support.helpers import TESTS
+
+    LIVE = TESTS / "mcp_servers" / "live_server.py"
 
     log, starts = tmp_path / "named.jsonl", tmp_path / "starts"
     agent = GRAPHS.with_name("foreign_acp_agent.py")

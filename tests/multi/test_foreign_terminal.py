@@ -14,13 +14,13 @@ import weakref
 from pathlib import Path
 
 import anyio
-import multi_support
 import pytest
 from acp import RequestError
 from acp.schema import ClientCapabilities, FileSystemCapabilities
-from editor_support import EDITOR_CAPS, EditorClient
-from helpers import text
-from multi_support import functions
+from support import multi_support
+from support.editor_support import EDITOR_CAPS, EditorClient
+from support.helpers import text
+from support.multi_support import functions
 
 from crow_acp.editor.terminal import CLIENT_OUTPUT_BYTES, SHELL
 from crow_acp.testing import Reply
@@ -29,7 +29,7 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"),
 ]
-GRAPHS = Path(__file__).parent / "agents" / "foreign_graphs.py"
+GRAPHS = Path(__file__).parents[1] / "agents" / "foreign_graphs.py"
 
 
 class Place:
@@ -297,7 +297,7 @@ async def test_a_foreign_delegate_helpers_command_runs_sandboxed_too(tmp_path):
     terminal/create reaches the editor for the parent's session, as the same sandboxed line."""
     import sys
 
-    from editor_support import drive, results
+    from support.editor_support import drive, results
 
     from crow_acp.testing import ToolCall
 

@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, ReadTextFileResponse
-from helpers import RecordingClient, text
-from multi_support import all_text, functions, in_process, last_user, scripted, serve, titles
-from records import read_log
+from support.helpers import RecordingClient, text
+from support.multi_support import all_text, functions, in_process, last_user, scripted, serve, titles
+from support.records import read_log
 
 from crow_acp.testing import Reply, ToolCall
 

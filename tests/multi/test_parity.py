@@ -10,8 +10,8 @@ import re
 
 import anyio
 import pytest
-from helpers import RecordingClient, text
-from multi_support import functions, in_process, last_user, scripted, serve
+from support.helpers import RecordingClient, text
+from support.multi_support import functions, in_process, last_user, scripted, serve
 
 from crow_acp.testing import Reply
 
