@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import RecordingClient, text
-from multi_support import all_text, functions, in_process, last_user, titles
-from zod_check import problems
+from support.helpers import RecordingClient, text
+from support.multi_support import all_text, functions, in_process, last_user, titles
+from support.zod_check import problems
 
 from crow.patterns import parse_verdict
 from crow_acp.acp.newer import ClientFeatures
