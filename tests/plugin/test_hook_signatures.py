@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, in_process, text
+from support.helpers import RecordingClient, in_process, text
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.api import HOOKS, PASSES
@@ -20,7 +20,7 @@ from crow_acp.errors import ConfigError, HookSignatureError
 from crow_acp.testing import Reply
 from crow_acp.testing.function_model import FunctionModel
 
-AGENTS = Path(__file__).parent / "agents"
+AGENTS = Path(__file__).parents[1] / "agents"
 
 
 async def misspelled(session, *, stop_reasn=None):  # stop_reason, misspelled: it would never come

@@ -1,6 +1,6 @@
 """The four hook lists, in process (the agents of tests/agents/hook_agent.py, each with a FunctionModel).
 Only what needs the wire runs `crow acp --agent file.py:factory` over stdio. Observers, slash commands
-and the keywords a callback gets are tests/test_observers_commands.py."""
+and the keywords a callback gets are tests/plugin/test_observers_commands.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text
-from records import read_log
+from support.helpers import HOOK_AGENT, RecordingClient, crow_env, in_process, run_crow, text
+from support.records import read_log
 
 from crow.agent_loader import load_agent
 from crow_acp import AcpAgent

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, in_process, text, write_config
+from support.helpers import RecordingClient, in_process, text, write_config
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, SlashCommand, load_config
 from crow_acp.events import (

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import (
+from support.helpers import (
     HOOK_AGENT,
     RecordingClient,
     crow_env,
@@ -16,7 +16,7 @@ from helpers import (
     run_crow,
     text,
 )
-from records import read_log, results
+from support.records import read_log, results
 
 from crow_acp import (
     AcpAgent,
