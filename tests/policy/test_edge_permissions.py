@@ -1,6 +1,6 @@
 """Trust at the edges, permissions (issue 18): protected paths ask in every mode but full access, plan
 mode refuses by denial words, "always" remembers one command in one set of roots, and a mode change
-overtakes an open question. Driven over ACP (crow hosted in process, tests/hosted.py) against the
+overtakes an open question. Driven over ACP (crow hosted in process, tests/support/hosted.py) against the
 default agent and a real MCP server."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp.schema import McpServerStdio
-from helpers import TESTS, RecordingClient, crow_env, text, write_config
-from hosted import hosted_crow
-from records import results
+from support import spawn
+from support.helpers import TESTS, RecordingClient, crow_env, text, write_config
+from support.hosted import hosted_crow
+from support.records import results
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-from helpers import (
+from support.helpers import (
     CORE_AGENT,
     RecordingClient,
     crow_env,
@@ -19,7 +19,7 @@ from helpers import (
     text,
     write_config,
 )
-from records import results
+from support.records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -7,10 +7,10 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp import RequestError
 from acp.schema import McpServerStdio
-from helpers import (
+from support import spawn
+from support.helpers import (
     CORE_AGENT,
     TESTS,
     RecordingClient,
@@ -21,7 +21,7 @@ from helpers import (
     text,
     write_config,
 )
-from records import results
+from support.records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
 from crow_acp.editor import editor_tools

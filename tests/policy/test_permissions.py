@@ -6,8 +6,8 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
-from records import results
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from support.records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -13,10 +13,10 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp import RequestError
 from acp.schema import ResourceContentBlock
-from helpers import TESTS, RecordingClient, crow_command, crow_env, free_port, run_crow, text, write_config
+from support import spawn
+from support.helpers import TESTS, RecordingClient, crow_command, crow_env, free_port, run_crow, text, write_config
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 

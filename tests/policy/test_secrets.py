@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-import spawn
 from acp.schema import McpServerStdio, ResourceContentBlock
-from editor_support import EDITOR_CAPS, EditorClient, results
-from helpers import TESTS, crow_env, run_crow, text, write_config
+from support import spawn
+from support.editor_support import EDITOR_CAPS, EditorClient, results
+from support.helpers import TESTS, crow_env, run_crow, text, write_config
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
