@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel
 

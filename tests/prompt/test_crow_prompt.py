@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from helpers import git
+from support.helpers import git
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import CrowCallbacks, SessionAccess

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import RecordingClient, crow_env, git, run_crow, text
+from support.helpers import RecordingClient, crow_env, git, run_crow, text
 
 from crow_acp.testing import Reply, ScriptedModel
 
