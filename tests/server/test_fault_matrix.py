@@ -6,7 +6,7 @@ UTF-8), and nothing already said was lost (earlier rows are unchanged, and what 
 shown of a reply is what was recorded).
 
 Set FAULT_MATRIX_REPORT to a file path to get one JSON line per class (for the issue's table).
-The harness (one class of faults, its checks, the report) is tests/matrix_support.py.
+The harness (one class of faults, its checks, the report) is tests/support/matrix_support.py.
 """
 
 from __future__ import annotations
@@ -16,11 +16,21 @@ import signal
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, TESTS, crow_env
-from history_checks import assert_history_valid, assert_requests_valid
-from matrix_support import FOLLOW_UP, SERVERS, Router, last_prompt, open_matrix, quick_config, report, run_lanes, said
-from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
-from test_wire import CWDS, HOSTILE
+from support.helpers import CORE_AGENT, TESTS, crow_env
+from support.history_checks import assert_history_valid, assert_requests_valid
+from support.matrix_support import (
+    FOLLOW_UP,
+    SERVERS,
+    Router,
+    last_prompt,
+    open_matrix,
+    quick_config,
+    report,
+    run_lanes,
+    said,
+)
+from support.raw_wire import RawCrow, alive, descendants, eventually, raw_crow
+from test_stdio_hostile import CWDS, HOSTILE
 
 from crow_acp.acp.wire import MAX_MESSAGE
 from crow_acp.testing import Entry, Fault, Reply, ScriptedModel, ToolCall

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from acp.agent.router import build_agent_router
-from helpers import crow_env, write_config
+from support.helpers import crow_env, write_config
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.server.lazy_agent import LazyAgent

@@ -10,9 +10,9 @@ import signal
 import sys
 
 import pytest
-from helpers import ECHO_SERVER, crow_env
-from history_checks import assert_history_valid
-from raw_wire import RawCrow, alive, descendants, eventually, raw_crow
+from support.helpers import ECHO_SERVER, crow_env
+from support.history_checks import assert_history_valid
+from support.raw_wire import RawCrow, alive, descendants, eventually, raw_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -7,7 +7,7 @@ import gc
 import json
 
 import pytest
-from helpers import TESTS, RecordingClient, crow_env, run_crow
+from support.helpers import TESTS, RecordingClient, crow_env, run_crow
 
 from crow_acp import AcpAgent
 from crow_acp.server import startup_gc

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from helpers import crow_command, crow_env
+from support.helpers import crow_command, crow_env
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 

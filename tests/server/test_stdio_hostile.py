@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import CORE_AGENT, crow_env
-from raw_wire import RawCrow, raw_crow
+from support.helpers import CORE_AGENT, crow_env
+from support.raw_wire import RawCrow, raw_crow
 
 from crow_acp.acp.wire import MAX_MESSAGE
 from crow_acp.testing import Reply, ScriptedModel

@@ -8,7 +8,7 @@ import sys
 
 import anyio
 import pytest
-from helpers import crow_env
+from support.helpers import crow_env
 
 pytestmark = pytest.mark.anyio
 
