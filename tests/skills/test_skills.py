@@ -1,13 +1,13 @@
 """crow_skills with real skill folders: discovery, validation, triggers, the /skills listing.
 
-Injection into sessions is tests/test_skills_session.py."""
+Injection into sessions is tests/skills/test_skills_session.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from skill_support import make_skill, user_turn
+from support.skill_support import make_skill, user_turn
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.config import load_config

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers import RecordingClient, text
-from inproc import crow
+from support.helpers import RecordingClient, text
+from support.inproc import crow
 
 from crow_acp.testing import Reply, ToolCall
 from crow_acp.testing.function_model import FunctionModel

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from skill_support import make_skill, user_turn
+from support.skill_support import make_skill, user_turn
 
 from crow_acp.acp.agent import AcpAgent
 from crow_acp.api import SessionAccess, ToolContext
