@@ -19,10 +19,19 @@ from typing import Any
 
 import anyio
 import pytest
-import spawn
 from acp import RequestError
 from acp.schema import McpServerStdio
-from helpers import CORE_AGENT, TESTS, RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
+from support import spawn
+from support.helpers import (
+    CORE_AGENT,
+    TESTS,
+    RecordingClient,
+    assert_strict_pairing,
+    crow_env,
+    run_crow,
+    text,
+    write_config,
+)
 
 from crow_acp.acp.leases import SESSION_BUSY
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-import spawn
-from helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text
+from support import spawn
+from support.helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text
 
 from crow_acp.store.sqlite import SqliteStore
 from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sessions-v1.db"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "sessions-v1.db"
 FIRST, SECOND, NEVER = (
     "cb89e17c898f481da4754bab6d837b10",
     "18d663f9d9e746f4ad8cc2d87bc8085c",

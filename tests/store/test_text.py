@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, text
-from hosted import hosted_crow
+from support.helpers import RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel
 
