@@ -1,4 +1,4 @@
-"""The fork server (tests/forkserver.py) starts a crow the tests cannot tell from an exec'd one."""
+"""The fork server (tests/support/forkserver.py) starts a crow the tests cannot tell from an exec'd one."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-import spawn
-from helpers import RecordingClient, crow_env, run_crow
+from support import spawn
+from support.helpers import RecordingClient, crow_env, run_crow
 
 pytestmark = pytest.mark.anyio
 

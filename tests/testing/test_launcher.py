@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-import spawn
+from support import spawn
 
 pytestmark = pytest.mark.skipif(spawn.EXEC_ALL, reason="CROW_TEST_EXEC=1: nothing is forked")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zod_check import problems, wire_messages
+from support.zod_check import problems, wire_messages
 
 
 def notification(update: dict) -> tuple[str, dict]:
