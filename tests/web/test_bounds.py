@@ -6,9 +6,9 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, crow_env, text
-from records import results
-from serve_support import crow_serve, over_ws
+from support.helpers import RecordingClient, crow_env, text
+from support.records import results
+from support.serve_support import crow_serve, over_ws
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 

@@ -9,9 +9,9 @@ import asyncio
 import anyio
 import pytest
 from acp.schema import HttpHeader, HttpMcpServer, SseMcpServer
-from helpers import RecordingClient, crow_env, echo_remote, text
-from records import results
-from serve_support import crow_serve, over_ws
+from support.helpers import RecordingClient, crow_env, echo_remote, text
+from support.records import results
+from support.serve_support import crow_serve, over_ws
 
 from crow_acp.mcp.address_guard import ClientUrls, forbidden
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

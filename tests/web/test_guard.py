@@ -18,9 +18,9 @@ import httpx
 import pytest
 from acp import RequestError
 from acp.schema import EnvVariable, McpServerStdio
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio
-from serve_raw import RawHttp, bearer, upgrade_status
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio
+from support.serve_raw import RawHttp, bearer, upgrade_status
+from support.serve_support import crow_serve, over_http, over_ws
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import CORE_AGENT, RecordingClient, crow_env, run_crow
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, run_crow
+from support.serve_support import crow_serve, over_http, over_ws
 
 from crow_acp.history import EntryMeta, StoredMessage, ToolDisplay
 from crow_acp.store import SessionRecord

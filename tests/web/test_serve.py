@@ -12,8 +12,8 @@ import httpx
 import pytest
 from acp import RequestError
 from acp.http.client import AcpHttpStatusError
-from helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, text
+from support.serve_support import crow_serve, over_http, over_ws
 from websockets.exceptions import InvalidStatus
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from helpers import RecordingClient, text
-from multi_support import AGENTS, all_text, last_user, multi_env, scripted
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import RecordingClient, text
+from support.multi_support import AGENTS, all_text, last_user, multi_env, scripted
+from support.serve_support import crow_serve, over_http, over_ws
 
 from crow_acp.testing import Reply, ToolCall
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from support.serve_support import crow_serve, over_http, over_ws
 
 from crow_acp.acp.leases import SESSION_BUSY
 from crow_acp.testing import Reply, ScriptedModel

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from helpers import RecordingClient, crow_env, free_port, text
-from serve_support import Served, crow_serve, over_ws
+from support.helpers import RecordingClient, crow_env, free_port, text
+from support.serve_support import Served, crow_serve, over_ws
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -112,7 +112,7 @@ def test_the_scripted_model_does_not_take_crow_serves_port():
 
 
 def the_client_snippet() -> str:
-    page = (Path(__file__).resolve().parent.parent / "docs" / "serve.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
     return page.split("## Connecting", 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0]
 
 
