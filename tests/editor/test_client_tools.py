@@ -139,7 +139,7 @@ async def test_run_command_in_an_embedded_terminal(tmp_path, work):
     # env -u: ACP cannot unset a variable, and the command must not see crow's model key.
     unset = ["-u", "OPENAI_API_KEY"]
     assert (created["command"], created["cwd"], created["limit"]) == ("env", str(work), 4 * MAX_OUTPUT)
-    # then the sandbox (test_sandbox_editor.py), the command its last argument
+    # then the sandbox (editor/test_sandbox_terminal.py), the command its last argument
     assert created["args"][:2] == unset and "bwrap" in created["args"] and created["args"][-2:] == [SHELL, command]
     terminal_id = "term-1"
     assert client.called("release_terminal") == [{"terminal_id": terminal_id}]

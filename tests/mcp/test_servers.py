@@ -175,7 +175,7 @@ transport = "sse"
     after_crash = model.requests[5]
     assert tool_messages(after_crash)["crash"].startswith("Tool error:")
     assert tool_messages(after_crash)["web"] == "echo: still up"
-    # a stdio server that died stays on offer: its next use restarts it (test_mcp_live.py)
+    # a stdio server that died stays on offer: its next use restarts it (mcp/test_live.py)
     assert "echo__echo" in tool_names(after_crash) and "web__echo" in tool_names(after_crash)
 
 

@@ -1,7 +1,7 @@
 """The seeds' orchestration patterns: loop with a judge, supervisor, planner/executor, parallel, progress.
 
 In process: the graphs of tests/agents/multi_agents.py with one FunctionModel per agent, and a
-RecordingClient as the editor. test_multi.py drives graphs over ACP stdio.
+RecordingClient as the editor. multi/test_multi_agent.py drives graphs over ACP stdio.
 """
 
 from __future__ import annotations
