@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
 
-from wheel_venv import tool_venv  # noqa: E402  (tests/ is put on the path just above)
+from support.wheel_venv import tool_venv  # noqa: E402  (tests/ is put on the path just above)
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 

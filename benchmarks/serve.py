@@ -22,10 +22,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
-from helpers import crow_env, text  # noqa: E402
-from postgres_server import PostgresServer  # noqa: E402
 from serve_load import cpu_seconds, load_figures  # noqa: E402
-from serve_support import crow_serve, over_ws  # noqa: E402
+from support.helpers import crow_env, text  # noqa: E402
+from support.postgres_server import PostgresServer  # noqa: E402
+from support.serve_support import crow_serve, over_ws  # noqa: E402
 
 from crow_acp.history import EntryMeta, StoredMessage  # noqa: E402
 from crow_acp.store import SessionRecord  # noqa: E402

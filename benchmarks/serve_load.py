@@ -25,10 +25,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
-from helpers import crow_env  # noqa: E402
 from history import fill_session  # noqa: E402
-from postgres_server import PostgresServer  # noqa: E402
-from serve_support import Served, crow_serve, over_http, over_ws  # noqa: E402
+from support.helpers import crow_env  # noqa: E402
+from support.postgres_server import PostgresServer  # noqa: E402
+from support.serve_support import Served, crow_serve, over_http, over_ws  # noqa: E402
 
 from crow_acp.store.postgres import PostgresStore  # noqa: E402
 from crow_acp.testing import ScriptedModel  # noqa: E402

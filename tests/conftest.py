@@ -1,7 +1,7 @@
 import sys
 
 import pytest
-import spawn
+from support import spawn
 
 # This machine sets PYTHONDONTWRITEBYTECODE=1; without cached pycs every xdist worker rewrites and compiles
 # the ~100 test modules again (about 3 CPU-seconds each). The caches are git-ignored.
@@ -57,7 +57,7 @@ def postgres():
     """One real PostgreSQL server for the whole test session (CI installs it; see .ci/run)."""
     import os
 
-    from postgres_server import PostgresServer, binaries
+    from support.postgres_server import PostgresServer, binaries
 
     if binaries() is None:
         message = "PostgreSQL is not installed (apt-get install postgresql)"

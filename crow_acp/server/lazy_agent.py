@@ -25,7 +25,7 @@ FORWARDED = (
     "new_session", "load_session", "list_sessions", "close_session", "set_session_mode", "prompt",
     "set_config_option", "fork_session", "resume_session", "delete_session", "cancel", "authenticate", "logout",
 )  # fmt: skip
-"""The ACP handlers AcpAgent has besides initialize (tests/test_lazy_agent.py checks the two agree)."""
+"""The ACP handlers AcpAgent has besides initialize (tests/server/test_lazy_agent.py checks the two agree)."""
 
 
 class LazyAgent:

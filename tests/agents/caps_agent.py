@@ -1,5 +1,5 @@
 """`crow acp --agent tests/agents/caps_agent.py:build`: the default agent, writing the client capabilities
-it is offered at initialize to $CAPS_FILE (tests/test_run_capabilities.py)."""
+it is offered at initialize to $CAPS_FILE (tests/cli/test_run_capabilities.py)."""
 
 from __future__ import annotations
 

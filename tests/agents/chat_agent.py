@@ -1,5 +1,5 @@
 """`crow chat --agent tests/agents/chat_agent.py:build`: the default agent, whose session/list fails and whose
-cursor never ends after that, for crow chat's /sessions (tests/test_chat_pty.py)."""
+cursor never ends after that, for crow chat's /sessions (tests/cli/test_chat.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A minimal ACP agent on the `acp` SDK, used as a foreign member (tests/test_foreign_member.py).
+"""A minimal ACP agent on the `acp` SDK, used as a foreign member (tests/multi/test_foreign_member.py).
 
 What it does depends on the prompt's first word:
     ASK       asks the client's permission, replies ALLOWED:<option> or REJECTED

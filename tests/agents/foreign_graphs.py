@@ -1,4 +1,4 @@
-"""Graphs with foreign members, for tests/test_foreign_member.py.
+"""Graphs with foreign members, for tests/multi/test_foreign_member.py.
 
 The crow members' models come from $CROW_TEST_MODEL_<NAME>_URL (see multi_agents.py); the foreign
 member is tests/agents/foreign_acp_agent.py, or $FOREIGN_URL for a remote one.

@@ -1,5 +1,5 @@
 """`crow acp --agent tests/agents/gc_agent.py:build`: the core agent, writing the garbage collector's state
-at initialize to $GC_FILE (tests/test_startup_gc.py)."""
+at initialize to $GC_FILE (tests/server/test_startup_gc.py)."""
 
 from __future__ import annotations
 

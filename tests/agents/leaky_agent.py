@@ -1,5 +1,5 @@
 """`crow acp --agent tests/agents/leaky_agent.py:build`: a callback whose exception quotes the model key,
-so crow logs a traceback holding it (tests/test_redaction.py)."""
+so crow logs a traceback holding it (tests/policy/test_redaction.py)."""
 
 from __future__ import annotations
 

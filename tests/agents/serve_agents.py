@@ -1,4 +1,4 @@
-"""Agents for `crow serve --agent` given as instances, not factories (tests/test_serve_multi.py).
+"""Agents for `crow serve --agent` given as instances, not factories (tests/web/test_serve_multi.py).
 
 crow serve runs this module again for each connection, so each connection gets its own graph.
 """

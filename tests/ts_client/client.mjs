@@ -1,5 +1,5 @@
 // Drives `crow acp` through the TypeScript ACP SDK (what editors embed) and prints what it saw as JSON.
-// Run by tests/test_ts_client.py: CROW_COMMAND is a JSON array (the command line), CROW_CWD the session root.
+// Run by tests/acp/test_ts_client.py: CROW_COMMAND is a JSON array (the command line), CROW_CWD the session root.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";

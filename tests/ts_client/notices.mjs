@@ -1,5 +1,5 @@
 // Drives `crow acp` through the TypeScript ACP SDK as a client that opts into notices and compaction
-// updates (ACP 1.25), and prints the session updates it saw as JSON. Run by tests/test_ts_client.py:
+// updates (ACP 1.25), and prints the session updates it saw as JSON. Run by tests/acp/test_ts_client.py:
 // CROW_COMMAND is a JSON array (the command line), CROW_CWD the session root, CROW_PROMPTS the prompts.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
