@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import functools
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +127,8 @@ def serve_command(args: argparse.Namespace) -> int:
             "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
             "connect and run tools as you. Use it only on a machine that is yours alone."
         )
+    from crow.serve_agents import agent_factory, with_store
+
     make_agent = agent_factory(args.agent, config)
     try:
         store = open_store(config)
@@ -135,7 +136,7 @@ def serve_command(args: argparse.Namespace) -> int:
         raise Exit(SETUP, str(exc)) from exc
     configure_logging(config.log_dir)
     try:
-        asyncio.run(serve(lambda: _with_store(make_agent(), store), store, options))
+        asyncio.run(serve(lambda: with_store(make_agent(), store), store, options))
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     finally:
@@ -235,63 +236,3 @@ def _warn(text: str) -> None:
 
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
-
-
-def agent_factory(spec: str | None, config: Any) -> Callable[[], Any]:
-    """Builds a new agent for each connection (an agent holds its connection): the default one, or what
-    `--agent` names, as `crow acp --agent` takes it. A zero-argument factory is called once per connection;
-    an agent or MultiAgent instance comes from running its module again, so no two connections share one."""
-    if spec is None:
-        from crow.presets import default_agent
-
-        return lambda: default_agent(config)
-    from crow.agent_loader import load_agent
-    from crow_acp.acp.agent import AcpAgent
-    from crow_acp.multi import MultiAgent
-
-    load_agent(spec, config)  # a mistake in the spec or the user's module stops crow here, in one line
-    target, _, attr = spec.rpartition(":")
-    value = getattr(_module(target, fresh=False), attr)
-    if not isinstance(value, (AcpAgent, MultiAgent)):
-        return lambda: _checked(value(), spec)
-    return lambda: _checked(getattr(_module(target, fresh=True), attr, None), spec)
-
-
-def _module(target: str, *, fresh: bool) -> Any:
-    """The user's module as `crow acp` imports it, or run anew (its folder is on sys.path already)."""
-    import importlib
-    import importlib.util
-    from pathlib import Path
-
-    from crow.agent_loader import _import
-
-    if not fresh:
-        return _import(target)
-    found = (
-        importlib.util.spec_from_file_location(Path(target).stem, Path(target).expanduser().resolve())
-        if target.endswith(".py")
-        else importlib.util.find_spec(target)
-    )
-    if found is None or found.loader is None:
-        raise RuntimeError(f"--agent: cannot load {target} again")
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
-
-
-def _checked(agent: Any, spec: str) -> Any:
-    from crow_acp.acp.agent import AcpAgent
-    from crow_acp.multi import MultiAgent
-
-    if not isinstance(agent, (AcpAgent, MultiAgent)):
-        raise TypeError(f"--agent {spec} built a {type(agent).__name__}, not an AcpAgent or MultiAgent")
-    return agent
-
-
-def _with_store(agent: Any, store: Any) -> Any:
-    """Every agent of a connection keeps its sessions in the server's one store (a graph's members too)."""
-    from crow_acp.acp.agent import AcpAgent
-
-    for member in [agent] if isinstance(agent, AcpAgent) else agent.members:
-        member.use_store(store)
-    return agent
