@@ -87,9 +87,16 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
         "--max-body", type=int, default=50 * 1024 * 1024, help="bytes in one request or message (default 50 MiB)"
     )
     serve.add_argument("--grace", type=float, default=30.0, help="seconds running turns get after SIGTERM (default 30)")
+    from crow.serve_users import add_arguments
+
+    add_arguments(serve)  # --users, and `crow serve user add|list|remove`
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    if args.serve_action == "user":
+        from crow.serve_users import user_command
+
+        return user_command(args)
     from crow.startup import load
     from crow_acp.mcp.address_guard import ClientUrls
     from crow_acp.server.stdio import configure_logging
@@ -116,13 +123,19 @@ def serve_command(args: argparse.Namespace) -> int:
     _cap_mode(config, args.max_mode)
     token, token_file = _token(args, config.home)
     _protected(token)
+    users = None
+    if args.users:
+        from crow.serve_users import load_users
+
+        users = load_users(args.users, rules.bounds)
     announce = functools.partial(_announce, args.host, token_file, token)
-    options = ServeOptions(args.host, args.port, token, max(args.grace, 0.0), limits, gate, rules, announce)
+    grace = max(args.grace, 0.0)
+    options = ServeOptions(args.host, args.port, token, grace, limits, gate, rules, announce, users)
     try:
         check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
     except TokenRequired as exc:
         raise Exit(SETUP, str(exc)) from exc
-    if options.token is None:
+    if options.token is None and users is None:
         _warn(
             "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
             "connect and run tools as you. Use it only on a machine that is yours alone."
@@ -207,6 +220,10 @@ def _token(args: argparse.Namespace, home: Any) -> tuple[str | None, _TokenFile 
     where it will be written)."""
     from crow_acp.web.token import TokenError, new_token, read_token_file
 
+    if args.users:
+        if args.token or args.token_file or args.no_token:
+            raise Exit(SETUP, "--users and --token, --token-file or --no-token contradict each other")
+        return None, None  # each user has their own token (CROW_SERVE_TOKEN is not one of them)
     if args.no_token:
         if args.token or args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
             raise Exit(

@@ -22,6 +22,7 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
@@ -35,6 +36,10 @@ from ..acp.routes import agent_connection
 from .bounds import ClientRules
 from .idle import Activity
 from .outbound import Stream, UpdateBatch, transport_pair
+from .users import DEFAULT, User
+
+CURRENT_USER: contextvars.ContextVar[User | None] = contextvars.ContextVar("crow_serve_user", default=None)
+"""The user of the request being handled (app.py sets it): a connection it creates is theirs."""
 
 REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
 PROMPT = AGENT_METHODS["session_prompt"]
@@ -51,7 +56,9 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, rules: ClientRules) -> None:
+    def __init__(
+        self, connection_id: str, agent: ServedAgent, max_requests: int, rules: ClientRules, user: User
+    ) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = transport_pair()
@@ -74,7 +81,8 @@ class CrowConnection(ConnectionState):
         self.prompts: dict[str, str] = {}
         """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
-        self.rules = rules
+        self.user = user
+        self.rules = rules.for_user(user.bounds)
         self._registered: dict[str, asyncio.Event] = {}
         self.activity = Activity()
 
@@ -175,7 +183,8 @@ class CrowRegistry(ConnectionRegistry):
         return len(self._connections) >= self.max_connections
 
     def create(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules))
+        user = CURRENT_USER.get() or User(DEFAULT, None, self.rules.bounds, admin=True)  # embedded: no auth
+        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules, user))
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
         return self.create()  # every connection is multiplexed (see the module's docstring)
