@@ -123,14 +123,13 @@ def serve_command(args: argparse.Namespace) -> int:
     _cap_mode(config, args.max_mode)
     token, token_file = _token(args, config.home)
     _protected(token)
-    users = None
-    if args.users:
-        from crow.serve_users import load_users
+    from crow.serve_users import load_users, metrics_token
 
-        users = load_users(args.users, rules.bounds)
+    users = load_users(args.users, rules.bounds) if args.users else None
     announce = functools.partial(_announce, args.host, token_file, token)
     grace = max(args.grace, 0.0)
-    options = ServeOptions(args.host, args.port, token, grace, limits, gate, rules, announce, users)
+    scraper = metrics_token(args.metrics_token_file)
+    options = ServeOptions(args.host, args.port, token, grace, limits, gate, rules, announce, scraper, users)
     try:
         check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
     except TokenRequired as exc:

@@ -30,6 +30,11 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a TOML file of users, each with their own token, roots and mode cap (see `crow serve user add`)",
     )
+    serve.add_argument(
+        "--metrics-token-file",
+        metavar="PATH",
+        help="file holding a token that may read /metrics (a Prometheus scraper's); an admin's token may too",
+    )
     actions = serve.add_subparsers(dest="serve_action", metavar="user")
     user = actions.add_parser("user", help="add, list or remove the users of a --users file")
     verbs = user.add_subparsers(dest="user_action", metavar="ACTION", required=True)
@@ -90,6 +95,20 @@ def load_users(path_text: str, bounds: Any) -> Any:
         return Users.load(path, bounds)
     except UsersError as exc:
         raise Exit(SETUP, str(exc)) from None
+
+
+def metrics_token(path: str | None) -> str | None:
+    from crow_acp.util.secrets import protect_value
+    from crow_acp.web.token import TokenError, read_token_file
+
+    if path is None:
+        return None
+    try:
+        token = read_token_file(path)
+    except TokenError as exc:
+        raise Exit(SETUP, str(exc).replace("--token-file", "--metrics-token-file")) from None
+    protect_value(token)
+    return token
 
 
 def _entry(args: argparse.Namespace, token: str) -> dict[str, Any]:

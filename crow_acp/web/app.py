@@ -3,6 +3,7 @@ limits and a health check.
 
     POST/GET/DELETE /acp   Streamable HTTP (SSE streams)       WebSocket /acp   the same, on one socket
     GET /health            200 {"ready": true, "store": "ok"} or 503 with what is wrong (no token needed)
+    GET /metrics           Prometheus text (metrics.py), for an admin's token or the --metrics-token-file one
 
 Every request and upgrade passes the gate first (guard.py: a foreign Host or any browser Origin is
 refused with 403), then the token, which names the user (auth.py: 401, or 429 for an address that
@@ -14,6 +15,7 @@ error -32600 (HTTP 400), not a 500.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -27,6 +29,7 @@ from ..store import SessionStore
 from .auth import Auth
 from .connection import CURRENT_USER, CrowConnection, CrowServer
 from .guard import Gate
+from .metrics import CONTENT_TYPE
 from .reaper import reap_forever
 from .ws import serve_websocket
 
@@ -38,6 +41,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 PATH = "/acp"
 CONNECTION_ID = CONNECTION_ID_HEADER.lower().encode()
 HEALTH = "/health"
+METRICS = "/metrics"
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,17 @@ class Limits:
 
 
 class CrowApp:
-    def __init__(self, server: CrowServer, store: SessionStore, *, auth: Auth, limits: Limits, gate: Gate) -> None:
+    def __init__(
+        self,
+        server: CrowServer,
+        store: SessionStore,
+        *,
+        auth: Auth,
+        limits: Limits,
+        gate: Gate,
+        metrics_token: str | None = None,
+    ) -> None:
+        self.metrics_token = metrics_token
         self.server = server
         self.store = store
         self.auth = auth
@@ -74,6 +88,8 @@ class CrowApp:
             await self._refuse(scope, send, 403, refusal)
         elif kind == "http" and scope["path"] == HEALTH:
             await self._health(send)
+        elif kind == "http" and scope["path"] == METRICS:
+            await self._metrics(scope, send)
         elif scope["path"] != PATH:
             await self._refuse(scope, send, 404, "Not found: the ACP endpoint is /acp")
         else:
@@ -134,6 +150,27 @@ class CrowApp:
                 raise
             error = {"code": -32600, "message": "Invalid Request: JSON nested too deep"}
             await _json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+
+    async def _metrics(self, scope: dict[str, Any], send: Send) -> None:
+        metrics = self.server.crow_registry.metrics
+        authorization = _header(scope, b"authorization") or ""
+        if metrics is None:
+            await self._refuse(scope, send, 404, "No metrics here")
+            return
+        if not (
+            self.metrics_token and hmac.compare_digest(authorization.encode(), f"Bearer {self.metrics_token}".encode())
+        ):
+            await self.auth.refresh(self.server.crow_registry)
+            user = self.auth.check(scope, authorization)
+            if isinstance(user, int):
+                await self._refuse(scope, send, user, "An admin's bearer token or the metrics token is required")
+                return
+            if not user.admin:
+                await self._refuse(scope, send, 403, f"User {user.name} is not an admin")
+                return
+        headers = [(b"content-type", CONTENT_TYPE.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": metrics.render()})
 
     def _bounded(self, receive: Receive) -> Receive:
         """A body without Content-Length (chunked) is cut off at the limit too: the rest is not read."""

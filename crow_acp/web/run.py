@@ -29,6 +29,7 @@ from .bounds import ClientRules
 from .connection import CrowRegistry, CrowServer, ServedAgent
 from .guard import Gate
 from .listen import listen
+from .metrics import ServeMetrics
 from .sockets import guarded_protocol, socket_budget
 from .users import Users
 
@@ -49,6 +50,8 @@ class ServeOptions:
     """What clients may name: commands, directories (--root), modes (--max-mode)."""
     announce: Callable[[int], None] | None = None
     """Called with the port once it is bound (crow serve then writes its token file and prints the URLs)."""
+    metrics_token: str | None = None
+    """A token that may read /metrics (besides an admin's), for a Prometheus scraper."""
     users: Users | None = None
     """--users: who may connect, each with their token, roots and cap; None: one user, `default`, with
     `token` and the server's rules."""
@@ -87,14 +90,17 @@ def check_token(options: ServeOptions) -> None:
 
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
-    server = CrowServer(
+    metrics = ServeMetrics(lambda: len(server.crow_registry.connections), lambda: _sessions(server))
+    server: CrowServer = CrowServer(
         make_agent,
         max_connections=limits.max_connections,
         max_requests=limits.max_requests,
         rules=options.rules,
+        metrics=metrics,
     )
     users = options.users or Users.single(options.token, options.rules.bounds)
-    return CrowApp(server, store, auth=Auth(users), limits=limits, gate=options.gate)
+    auth = Auth(users)
+    return CrowApp(server, store, auth=auth, limits=limits, gate=options.gate, metrics_token=options.metrics_token)
 
 
 async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> None:
@@ -191,6 +197,10 @@ class GracefulServer:
         await self.store.close()
         log.info("drained; exiting")
         self.uvicorn.should_exit = True
+
+
+def _sessions(server: CrowServer) -> int:
+    return sum(len(connection.session_streams) for connection in server.crow_registry.connections)
 
 
 def _turns_running(registry: CrowRegistry) -> bool:
