@@ -42,7 +42,7 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
     add.add_argument("name")
     add.add_argument("--root", action="append", required=True, metavar="DIR", help="a directory of theirs")
     add.add_argument("--max-mode", choices=MODES, help="their most permissive mode (within the server's)")
-    add.add_argument("--admin", action="store_true", help="they may read /metrics")
+    add.add_argument("--admin", action="store_true", help="they may read GET /metrics")
     verbs.add_parser("list", help="the users, their roots and caps (never their tokens)")
     remove = verbs.add_parser("remove", help="remove a user: a running server ends their connections")
     remove.add_argument("name")
