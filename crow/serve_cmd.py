@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import functools
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,9 +87,16 @@ def add_parser(commands: Any, agent_options: argparse.ArgumentParser) -> None:
         "--max-body", type=int, default=50 * 1024 * 1024, help="bytes in one request or message (default 50 MiB)"
     )
     serve.add_argument("--grace", type=float, default=30.0, help="seconds running turns get after SIGTERM (default 30)")
+    from crow.serve_users import add_arguments
+
+    add_arguments(serve)  # --users, and `crow serve user add|list|remove`
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    if args.serve_action == "user":
+        from crow.serve_users import user_command
+
+        return user_command(args)
     from crow.startup import load
     from crow_acp.mcp.address_guard import ClientUrls
     from crow_acp.server.stdio import configure_logging
@@ -117,17 +123,24 @@ def serve_command(args: argparse.Namespace) -> int:
     _cap_mode(config, args.max_mode)
     token, token_file = _token(args, config.home)
     _protected(token)
+    from crow.serve_users import load_users, metrics_token
+
+    users = load_users(args.users, rules.bounds) if args.users else None
     announce = functools.partial(_announce, args.host, token_file, token)
-    options = ServeOptions(args.host, args.port, token, max(args.grace, 0.0), limits, gate, rules, announce)
+    grace = max(args.grace, 0.0)
+    scraper = metrics_token(args.metrics_token_file)
+    options = ServeOptions(args.host, args.port, token, grace, limits, gate, rules, announce, scraper, users)
     try:
         check_token(options)  # --no-token beyond loopback: the rule crow_acp.web.run.serve holds too
     except TokenRequired as exc:
         raise Exit(SETUP, str(exc)) from exc
-    if options.token is None:
+    if options.token is None and users is None:
         _warn(
             "WARNING: crow serve runs WITHOUT A TOKEN (--no-token): every process and user on this machine can "
             "connect and run tools as you. Use it only on a machine that is yours alone."
         )
+    from crow.serve_agents import agent_factory, with_store
+
     make_agent = agent_factory(args.agent, config)
     try:
         store = open_store(config)
@@ -135,7 +148,7 @@ def serve_command(args: argparse.Namespace) -> int:
         raise Exit(SETUP, str(exc)) from exc
     configure_logging(config.log_dir)
     try:
-        asyncio.run(serve(lambda: _with_store(make_agent(), store), store, options))
+        asyncio.run(serve(lambda: with_store(make_agent(), store), store, options))
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     finally:
@@ -206,6 +219,10 @@ def _token(args: argparse.Namespace, home: Any) -> tuple[str | None, _TokenFile 
     where it will be written)."""
     from crow_acp.web.token import TokenError, new_token, read_token_file
 
+    if args.users:
+        if args.token or args.token_file or args.no_token:
+            raise Exit(SETUP, "--users and --token, --token-file or --no-token contradict each other")
+        return None, None  # each user has their own token (CROW_SERVE_TOKEN is not one of them)
     if args.no_token:
         if args.token or args.token_file or os.environ.get("CROW_SERVE_TOKEN"):
             raise Exit(
@@ -235,63 +252,3 @@ def _warn(text: str) -> None:
 
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
-
-
-def agent_factory(spec: str | None, config: Any) -> Callable[[], Any]:
-    """Builds a new agent for each connection (an agent holds its connection): the default one, or what
-    `--agent` names, as `crow acp --agent` takes it. A zero-argument factory is called once per connection;
-    an agent or MultiAgent instance comes from running its module again, so no two connections share one."""
-    if spec is None:
-        from crow.presets import default_agent
-
-        return lambda: default_agent(config)
-    from crow.agent_loader import load_agent
-    from crow_acp.acp.agent import AcpAgent
-    from crow_acp.multi import MultiAgent
-
-    load_agent(spec, config)  # a mistake in the spec or the user's module stops crow here, in one line
-    target, _, attr = spec.rpartition(":")
-    value = getattr(_module(target, fresh=False), attr)
-    if not isinstance(value, (AcpAgent, MultiAgent)):
-        return lambda: _checked(value(), spec)
-    return lambda: _checked(getattr(_module(target, fresh=True), attr, None), spec)
-
-
-def _module(target: str, *, fresh: bool) -> Any:
-    """The user's module as `crow acp` imports it, or run anew (its folder is on sys.path already)."""
-    import importlib
-    import importlib.util
-    from pathlib import Path
-
-    from crow.agent_loader import _import
-
-    if not fresh:
-        return _import(target)
-    found = (
-        importlib.util.spec_from_file_location(Path(target).stem, Path(target).expanduser().resolve())
-        if target.endswith(".py")
-        else importlib.util.find_spec(target)
-    )
-    if found is None or found.loader is None:
-        raise RuntimeError(f"--agent: cannot load {target} again")
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
-
-
-def _checked(agent: Any, spec: str) -> Any:
-    from crow_acp.acp.agent import AcpAgent
-    from crow_acp.multi import MultiAgent
-
-    if not isinstance(agent, (AcpAgent, MultiAgent)):
-        raise TypeError(f"--agent {spec} built a {type(agent).__name__}, not an AcpAgent or MultiAgent")
-    return agent
-
-
-def _with_store(agent: Any, store: Any) -> Any:
-    """Every agent of a connection keeps its sessions in the server's one store (a graph's members too)."""
-    from crow_acp.acp.agent import AcpAgent
-
-    for member in [agent] if isinstance(agent, AcpAgent) else agent.members:
-        member.use_store(store)
-    return agent

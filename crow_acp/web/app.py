@@ -3,9 +3,12 @@ limits and a health check.
 
     POST/GET/DELETE /acp   Streamable HTTP (SSE streams)       WebSocket /acp   the same, on one socket
     GET /health            200 {"ready": true, "store": "ok"} or 503 with what is wrong (no token needed)
+    GET /metrics           Prometheus text (metrics.py), for an admin's token or the --metrics-token-file one
 
 Every request and upgrade passes the gate first (guard.py: a foreign Host or any browser Origin is
-refused with 403), then the token. A JSON body nested too deep to parse is answered with the JSON-RPC
+refused with 403), then the token, which names the user (auth.py: 401, or 429 for an address that
+keeps guessing). A connection belongs to the user who opened it: another user's request naming its
+id is answered as for an unknown connection. A JSON body nested too deep to parse is answered with the JSON-RPC
 error -32600 (HTTP 400), not a 500.
 """
 
@@ -23,8 +26,10 @@ from acp.http.asgi import AcpAsgiApp
 from acp.http.protocol import CONNECTION_ID_HEADER
 
 from ..store import SessionStore
-from .connection import CrowConnection, CrowServer
+from .auth import Auth
+from .connection import CURRENT_USER, CrowConnection, CrowServer
 from .guard import Gate
+from .metrics import CONTENT_TYPE
 from .reaper import reap_forever
 from .ws import serve_websocket
 
@@ -36,6 +41,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 PATH = "/acp"
 CONNECTION_ID = CONNECTION_ID_HEADER.lower().encode()
 HEALTH = "/health"
+METRICS = "/metrics"
 
 
 @dataclass(frozen=True)
@@ -54,16 +60,25 @@ class Limits:
 
 class CrowApp:
     def __init__(
-        self, server: CrowServer, store: SessionStore, *, token: str | None, limits: Limits, gate: Gate
+        self,
+        server: CrowServer,
+        store: SessionStore,
+        *,
+        auth: Auth,
+        limits: Limits,
+        gate: Gate,
+        metrics_token: str | None = None,
     ) -> None:
+        self.metrics_token = metrics_token
         self.server = server
         self.store = store
-        self.token = token
+        self.auth = auth
         self.limits = limits
         self.gate = gate
         self.draining = False
         self._acp = AcpAsgiApp(server)
         self._reaper: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -73,11 +88,27 @@ class CrowApp:
             await self._refuse(scope, send, 403, refusal)
         elif kind == "http" and scope["path"] == HEALTH:
             await self._health(send)
+        elif kind == "http" and scope["path"] == METRICS:
+            await self._metrics(scope, send)
         elif scope["path"] != PATH:
             await self._refuse(scope, send, 404, "Not found: the ACP endpoint is /acp")
-        elif not self._authorized(scope):
-            await self._refuse(scope, send, 401, "A bearer token is required (Authorization: Bearer …)")
-        elif self.draining:
+        else:
+            await self.auth.refresh(self.server.crow_registry)
+            user = self.auth.check(scope, _header(scope, b"authorization"))
+            if user == 429:
+                await self._refuse(scope, send, 429, "Too many wrong tokens from this address; wait a minute")
+            elif isinstance(user, int):
+                await self._refuse(scope, send, 401, "A valid bearer token is required (Authorization: Bearer …)")
+            else:
+                reset = CURRENT_USER.set(user)
+                try:
+                    await self._acp_endpoint(scope, receive, send)
+                finally:
+                    CURRENT_USER.reset(reset)
+
+    async def _acp_endpoint(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if self.draining:
             await self._refuse(scope, send, 503, "Shutting down")
         elif kind == "websocket" and self.server.crow_registry.full():
             await self._refuse(scope, send, 503, "Too many connections")
@@ -91,6 +122,10 @@ class CrowApp:
     async def _http(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         """The SDK's handling, counted as activity of its connection, a stream ended when its client goes."""
         state = self.server.crow_registry.get(_header(scope, CONNECTION_ID) or "")
+        user = CURRENT_USER.get()
+        if isinstance(state, CrowConnection) and user is not None and state.user.name != user.name:
+            await _json(send, 404, {"error": "Unknown connection"})  # another user's: as if it did not exist
+            return
         if not isinstance(state, CrowConnection):  # initialize, or an unknown id the SDK answers
             await self._parsed(scope, receive, send)
             return
@@ -116,12 +151,26 @@ class CrowApp:
             error = {"code": -32600, "message": "Invalid Request: JSON nested too deep"}
             await _json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
 
-    def _authorized(self, scope: dict[str, Any]) -> bool:
-        if self.token is None:  # --no-token, on loopback only (run.check_token)
-            return True
-        given = _header(scope, b"authorization") or ""
-        scheme, _, value = given.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+    async def _metrics(self, scope: dict[str, Any], send: Send) -> None:
+        metrics = self.server.crow_registry.metrics
+        authorization = _header(scope, b"authorization") or ""
+        if metrics is None:
+            await self._refuse(scope, send, 404, "No metrics here")
+            return
+        if not (
+            self.metrics_token and hmac.compare_digest(authorization.encode(), f"Bearer {self.metrics_token}".encode())
+        ):
+            await self.auth.refresh(self.server.crow_registry)
+            user = self.auth.check(scope, authorization)
+            if isinstance(user, int):
+                await self._refuse(scope, send, user, "An admin's bearer token or the metrics token is required")
+                return
+            if not user.admin:
+                await self._refuse(scope, send, 403, f"User {user.name} is not an admin")
+                return
+        headers = [(b"content-type", CONTENT_TYPE.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": metrics.render()})
 
     def _bounded(self, receive: Receive) -> Receive:
         """A body without Content-Length (chunked) is cut off at the limit too: the rest is not read."""
@@ -164,10 +213,12 @@ class CrowApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self._reaper = asyncio.create_task(reap_forever(self.server.crow_registry, self.limits.idle_timeout))
+                self._watcher = asyncio.create_task(self.auth.watch(self.server.crow_registry))
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self._reaper is not None:
-                    self._reaper.cancel()
+                for task in (self._reaper, self._watcher):
+                    if task is not None:
+                        task.cancel()
                 await send({"type": "lifespan.shutdown.complete"})  # run.py drains before uvicorn stops
                 return
 

@@ -1,6 +1,6 @@
 """What a `crow serve` client may name: directories inside the operator's roots, modes up to the cap.
 
-A client holds the token, not the server's account. So every request that names a directory
+A client holds a token, not the server's account. So every request that names a directory
 (`cwd`, `additionalDirectories`: session/new, load, resume, fork, list, and whatever else carries
 them) is checked here, before the agent sees it, on the RESOLVED path (symlinks and `..` followed):
 anything outside every `--root` answers -32602 naming the path and the roots. The agent then gets
@@ -9,6 +9,8 @@ A load or resume without `additionalDirectories` gets an empty list: the directo
 the session (perhaps by a local `crow acp`, outside the roots) are not taken unchecked.
 session/set_mode and set_config_option for the mode above `--max-mode` are refused here too; the
 agent's policy caps the mode as well ([permissions] max_mode), for a stored mode and `/mode`.
+With `--users`, each connection is checked against its user's roots and cap (users.py), which lie
+within the server's.
 """
 
 from __future__ import annotations
@@ -34,10 +36,15 @@ class ClientBounds:
     roots: tuple[str, ...] = ()
     """Resolved directories a client's paths must lie in (or be); empty: no bound (tests, embedding)."""
     max_mode: str = "full_access"
+    owner: str | None = None
+    """The `--users` user these bounds are for; None: the server's own (--root, --max-mode)."""
 
     @classmethod
-    def of(cls, roots: list[str], max_mode: str) -> ClientBounds:
-        return cls(tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(r)) for r in roots)), max_mode)
+    def of(cls, roots: list[str], max_mode: str, owner: str | None = None) -> ClientBounds:
+        return cls(tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(r)) for r in roots)), max_mode, owner)
+
+    def contains(self, resolved: str) -> bool:
+        return any(resolved == root or resolved.startswith(root.rstrip("/") + "/") for root in self.roots)
 
     def check(self, message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """(the message to deliver, with resolved paths; the JSON-RPC error refusing it, or None)."""
@@ -73,11 +80,13 @@ class ClientBounds:
         if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
             return "", _error(f"{name} must be an absolute path", {name: path})  # the agent says the same
         resolved = os.path.realpath(path)
-        if any(resolved == root or resolved.startswith(root.rstrip("/") + "/") for root in self.roots):
+        if self.contains(resolved):
             return resolved, None
         shown = f"{path} (resolved: {resolved})" if resolved != path else path
+        whose = "this server's roots" if self.owner is None else f"the roots of user {self.owner}"
+        source = "crow serve --root" if self.owner is None else "crow serve --users"
         return "", _error(
-            f"{name} {shown} is outside this server's roots: {', '.join(self.roots)} (crow serve --root)",
+            f"{name} {shown} is outside {whose}: {', '.join(self.roots)} ({source})",
             {name: path, "resolved": resolved, "roots": list(self.roots)},
         )
 
@@ -91,8 +100,9 @@ class ClientBounds:
         if wanted not in MODE_ORDER or MODE_ORDER.index(wanted) <= MODE_ORDER.index(self.max_mode):
             return None  # an unknown mode is the agent's to refuse
         allowed = list(MODE_ORDER[: MODE_ORDER.index(self.max_mode) + 1])
+        whose = "this server's cap" if self.owner is None else f"the cap of user {self.owner}"
         return _error(
-            f"mode {wanted!r} is above this server's cap, {self.max_mode!r} (crow serve --max-mode)",
+            f"mode {wanted!r} is above {whose}, {self.max_mode!r} (crow serve --max-mode)",
             {"mode": wanted, "allowed": allowed},
         )
 
@@ -109,6 +119,10 @@ class ClientRules:
     bounds: ClientBounds = field(default_factory=ClientBounds)
     urls: ClientUrls = field(default_factory=ClientUrls)
     """Where clients' HTTP/SSE MCP servers may point beyond the public internet (checked at connect time)."""
+
+    def for_user(self, bounds: ClientBounds) -> ClientRules:
+        """These rules with a user's roots and mode cap (users.py checked they lie within the server's)."""
+        return ClientRules(self.commands, bounds, self.urls)
 
     def admit(self, message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """(the message as delivered, or the JSON-RPC error that refuses it)."""

@@ -22,6 +22,7 @@ The SDK's server (agent-client-protocol 0.12) leaves gaps that crow closes here,
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
@@ -32,11 +33,18 @@ from acp.meta import AGENT_METHODS
 
 from ..acp.agent import AcpAgent
 from ..acp.rpc.routes import agent_connection
+from ..multi import MultiAgent
 from .bounds import ClientRules
 from .idle import Activity
+from .metrics import AgentMetrics, ServeMetrics
 from .outbound import Stream, UpdateBatch, transport_pair
+from .users import DEFAULT, User
+
+CURRENT_USER: contextvars.ContextVar[User | None] = contextvars.ContextVar("crow_serve_user", default=None)
+"""The user of the request being handled (app.py sets it): a connection it creates is theirs."""
 
 REOPENING = frozenset({AGENT_METHODS["session_load"], AGENT_METHODS["session_resume"]})
+ASK_PERMISSION = "session/request_permission"
 PROMPT = AGENT_METHODS["session_prompt"]
 
 
@@ -51,7 +59,9 @@ class ServedAgent(Protocol):
 class CrowConnection(ConnectionState):
     """ConnectionState with crow's agent built in, unstable methods on, and streams for reopened sessions."""
 
-    def __init__(self, connection_id: str, agent: ServedAgent, max_requests: int, rules: ClientRules) -> None:
+    def __init__(
+        self, connection_id: str, agent: ServedAgent, max_requests: int, rules: ClientRules, user: User
+    ) -> None:
         # What ConnectionState.__init__ (SDK 0.12, pinned) does, except that the agent connection
         # enables the unstable methods; the SDK builds it without them and offers no option.
         server_side, pump_side = transport_pair()
@@ -74,7 +84,11 @@ class CrowConnection(ConnectionState):
         self.prompts: dict[str, str] = {}
         """The session of each session/prompt not yet answered, by request id: the turns running."""
         self.max_requests = max_requests
-        self.rules = rules
+        self.user = user
+        self.rules = rules.for_user(user.bounds)
+        self.metrics: tuple[ServeMetrics, AgentMetrics] | None = None
+        """The server's metrics and this agent's observer feeding them (attach_metrics)."""
+        self._questions: set[str] = set()
         self._registered: dict[str, asyncio.Event] = {}
         self.activity = Activity()
 
@@ -84,9 +98,30 @@ class CrowConnection(ConnectionState):
                 if isinstance(item, UpdateBatch):
                     await self.ordered.push(item)
                 else:
+                    self._count_question(item)
                     await self._route_outbound(item)
         except asyncio.CancelledError:
             return
+
+    def attach_metrics(self, metrics: ServeMetrics) -> None:
+        members = self.agent.members if isinstance(self.agent, MultiAgent) else [self.agent]
+        agents = [member for member in members if isinstance(member, AcpAgent)]
+        observer = metrics.observer(agents[0].models.default if agents else "other")
+        for agent in agents:
+            agent.add_observer(observer)
+        self.metrics = (metrics, observer)
+
+    def _count_question(self, message: Any) -> None:
+        if self.metrics is not None and isinstance(message, dict) and message.get("method") == ASK_PERMISSION:
+            self.metrics[0].questions.inc()
+            if (key := message_id_key(message.get("id"))) is not None:
+                self._questions.add(key)
+
+    def _count_answer(self, message: dict[str, Any]) -> None:
+        key = message_id_key(message.get("id"))
+        if self.metrics is not None and key in self._questions:
+            self._questions.discard(key)
+            self.metrics[0].answered(message.get("result") if "result" in message else {"outcome": None})
 
     def ensure_session_stream(self, session_id: str) -> Stream:
         stream = self.session_streams.get(session_id)
@@ -112,6 +147,8 @@ class CrowConnection(ConnectionState):
         return self._registered.setdefault(session_id, asyncio.Event())
 
     async def deliver_to_agent(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            self._count_answer(message)
         if "method" in message:
             message, refused = self.rules.admit(message)
             if refused is not None:
@@ -131,6 +168,8 @@ class CrowConnection(ConnectionState):
             session_id = session_id_from_params(message.get("params"))
             if message["method"] == PROMPT and session_id is not None:
                 self.prompts[key] = session_id
+                if self.metrics is not None:
+                    self.metrics[1].turn_started(session_id)
             if message["method"] in REOPENING and session_id is not None:
                 self._reopening[key] = session_id
         await super().deliver_to_agent(message)
@@ -160,8 +199,10 @@ class CrowRegistry(ConnectionRegistry):
         max_connections: int,
         max_requests: int,
         rules: ClientRules,
+        metrics: ServeMetrics | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics
         self.make_agent = make_agent
         self.max_connections = max_connections
         self.max_requests = max_requests
@@ -175,7 +216,11 @@ class CrowRegistry(ConnectionRegistry):
         return len(self._connections) >= self.max_connections
 
     def create(self, agent_factory: Any = None) -> ConnectionState:
-        return self._add(CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules))
+        user = CURRENT_USER.get() or User(DEFAULT, None, self.rules.bounds, admin=True)  # embedded: no auth
+        state = CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules, user)
+        if self.metrics is not None:
+            state.attach_metrics(self.metrics)
+        return self._add(state)
 
     def create_multiplex(self, agent_factory: Any = None) -> ConnectionState:
         return self.create()  # every connection is multiplexed (see the module's docstring)
@@ -196,9 +241,10 @@ class CrowServer(AcpServer):
         max_connections: int,
         max_requests: int,
         rules: ClientRules,
+        metrics: ServeMetrics | None = None,
     ) -> None:
         super().__init__(lambda conn: cast(Any, make_agent()))
-        self._registry = CrowRegistry(make_agent, max_connections, max_requests, rules)
+        self._registry = CrowRegistry(make_agent, max_connections, max_requests, rules, metrics)
 
     @property
     def crow_registry(self) -> CrowRegistry:

@@ -24,11 +24,14 @@ from typing import Any
 from ..errors import ConfigError
 from ..store import SessionStore
 from .app import CrowApp, Limits
+from .auth import Auth
 from .bounds import ClientRules
 from .connection import CrowRegistry, CrowServer, ServedAgent
 from .guard import Gate
 from .listen import listen
+from .metrics import ServeMetrics
 from .sockets import guarded_protocol, socket_budget
+from .users import Users
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,11 @@ class ServeOptions:
     """What clients may name: commands, directories (--root), modes (--max-mode)."""
     announce: Callable[[int], None] | None = None
     """Called with the port once it is bound (crow serve then writes its token file and prints the URLs)."""
+    metrics_token: str | None = None
+    """A token that may read /metrics (besides an admin's), for a Prometheus scraper."""
+    users: Users | None = None
+    """--users: who may connect, each with their token, roots and cap; None: one user, `default`, with
+    `token` and the server's rules."""
 
 
 class TokenRequired(ConfigError):
@@ -67,7 +75,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_token(options: ServeOptions) -> None:
-    if options.token is None and not is_loopback(options.host):
+    if options.token is None and options.users is None and not is_loopback(options.host):
         raise TokenRequired(
             f"crow serve listens on {options.host}, beyond this machine: --no-token is for loopback only; "
             "set CROW_SERVE_TOKEN or --token-file, or let crow generate one"
@@ -82,13 +90,17 @@ def check_token(options: ServeOptions) -> None:
 
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
-    server = CrowServer(
+    metrics = ServeMetrics(lambda: len(server.crow_registry.connections), lambda: _sessions(server))
+    server: CrowServer = CrowServer(
         make_agent,
         max_connections=limits.max_connections,
         max_requests=limits.max_requests,
         rules=options.rules,
+        metrics=metrics,
     )
-    return CrowApp(server, store, token=options.token, limits=limits, gate=options.gate)
+    users = options.users or Users.single(options.token, options.rules.bounds)
+    auth = Auth(users)
+    return CrowApp(server, store, auth=auth, limits=limits, gate=options.gate, metrics_token=options.metrics_token)
 
 
 async def serve(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> None:
@@ -137,6 +149,7 @@ class GracefulServer:
         self.app, self.store, self.grace = app, store, grace
         self._hurry = asyncio.Event()
         self._draining: asyncio.Task[None] | None = None
+        self._reloads: set[asyncio.Task[None]] = set()
         server = self.uvicorn = uvicorn.Server(config)
         server.capture_signals = self._capture_signals  # type: ignore[method-assign]
 
@@ -148,11 +161,19 @@ class GracefulServer:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal)
+        loop.add_signal_handler(signal.SIGHUP, self._on_hangup)
         try:
             yield
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
+
+    def _on_hangup(self) -> None:
+        """SIGHUP: the users file read again, as after a change (auth.py)."""
+        self._reloads.add(
+            task := asyncio.ensure_future(self.app.auth.refresh(self.app.server.crow_registry, force=True))
+        )
+        task.add_done_callback(self._reloads.discard)
 
     def _on_signal(self) -> None:
         if self._draining is None:
@@ -176,6 +197,10 @@ class GracefulServer:
         await self.store.close()
         log.info("drained; exiting")
         self.uvicorn.should_exit = True
+
+
+def _sessions(server: CrowServer) -> int:
+    return sum(len(connection.session_streams) for connection in server.crow_registry.connections)
 
 
 def _turns_running(registry: CrowRegistry) -> bool:

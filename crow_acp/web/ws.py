@@ -1,7 +1,8 @@
 """A WebSocket client of `crow serve`: the SDK's handling (acp.ws.server), reading crow's outbound stream.
 
 One ACP connection per socket; every server→client message is a text frame, a replay's updates one
-frame each (outbound.py). When the socket closes, the connection and its sessions are torn down.
+frame each (outbound.py). When the socket closes, the connection and its sessions are torn down; when
+the server ends the connection (its user removed from --users), the socket is closed with 1008.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 INVALID_PAYLOAD = 1007
 """WebSocket close code: a message whose data the endpoint cannot accept (RFC 6455)."""
+POLICY = 1008
+"""WebSocket close code: the server ended the connection by its policy (a user removed or changed)."""
 IDLE = 3600.0
 """Seconds between wake-ups of an idle socket's writer (nothing is sent: WebSocket pings are uvicorn's)."""
 
@@ -34,14 +37,19 @@ async def serve_websocket(server: CrowServer, receive: Receive, send: Send) -> N
         {"type": "websocket.accept", "headers": [(CONNECTION_ID_HEADER.lower().encode(), state.connection_id.encode())]}
     )
     writer = asyncio.ensure_future(_outbound(state, send))
+    reader = asyncio.ensure_future(_inbound(state, receive))
     try:
         with state.activity.busy():  # the socket is the connection's stream while it is open
-            if not await _inbound(state, receive):
+            await asyncio.wait({writer, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if writer.done() and not reader.done():  # the server closed the connection: its user was removed
+                await send({"type": "websocket.close", "code": POLICY, "reason": "connection ended by the server"})
+            elif reader.done() and not reader.result():
                 await send({"type": "websocket.close", "code": INVALID_PAYLOAD, "reason": "JSON nested too deep"})
     finally:
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):  # the socket may be gone already
-            await writer
+        for task in (writer, reader):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # the socket may be gone already
+                await task
         await server.registry.remove(state.connection_id)
 
 

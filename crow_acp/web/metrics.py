@@ -1,0 +1,141 @@
+"""`GET /metrics` of `crow serve`: what the server is doing, in Prometheus text format.
+
+Fed by an observer on every connection's agent (the loop's events: turns, model calls, tool calls,
+usage; events.py) and by the connection itself (a prompt's start; permission questions and the
+client's answers, which are ACP messages). Label values are bounded: stop reasons, tool kinds and
+statuses, answers and error kinds come from fixed sets (anything else is "other"), models are the
+agent's profile names; no session id or user text is ever a label.
+
+A model call's latency runs from the prompt (or the last tool result the model waits for) to its
+ModelCallFinished; its time to first token, to the first text, thought or tool call of the reply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from ..events import (
+    ErrorOccurred,
+    Event,
+    ModelCallFinished,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    TurnFinished,
+)
+
+STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"})
+TOOL_KINDS = frozenset({"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode"})
+STATUSES = frozenset({"completed", "failed"})
+ANSWERS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always", "allow_unsandboxed", "cancelled"})
+MAX_ERROR_KINDS = 32
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _bounded(value: Any, allowed: frozenset[str]) -> str:
+    return value if isinstance(value, str) and value in allowed else "other"
+
+
+class ServeMetrics:
+    def __init__(self, connections: Callable[[], int] = lambda: 0, sessions: Callable[[], int] = lambda: 0) -> None:
+        r = self.registry = CollectorRegistry()
+        self.turns = Counter("crow_turns", "Turns ended, by stop reason", ["stop_reason"], registry=r)
+        self.model_calls = Counter("crow_model_calls", "Model calls that returned", ["model"], registry=r)
+        self.model_seconds = Histogram("crow_model_call_seconds", "Model call latency", ["model"], registry=r)
+        self.first_token = Histogram("crow_model_first_token_seconds", "Time to first token", ["model"], registry=r)
+        self.errors = Counter("crow_model_errors", "Turns ended by an error, by kind", ["kind"], registry=r)
+        self.tool_calls = Counter("crow_tool_calls", "Tool calls, by kind and outcome", ["kind", "outcome"], registry=r)
+        self.tool_seconds = Histogram("crow_tool_call_seconds", "Tool call duration", ["kind"], registry=r)
+        self.questions = Counter("crow_permission_questions", "Permission questions asked", registry=r)
+        self.answers = Counter("crow_permission_answers", "Permission answers, by option", ["answer"], registry=r)
+        self.tokens = Counter("crow_tokens", "Tokens, by model and type", ["model", "type"], registry=r)
+        self.cost = Counter("crow_cost", "Spend, by model and currency", ["model", "currency"], registry=r)
+        Gauge("crow_connections", "Open ACP connections", registry=r).set_function(connections)
+        Gauge("crow_sessions", "Sessions open on the connections", registry=r).set_function(sessions)
+        self._error_kinds: set[str] = set()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def observer(self, model: str) -> AgentMetrics:
+        return AgentMetrics(self, model)
+
+    def answered(self, result: Any) -> None:
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        if not isinstance(outcome, dict):
+            self.answers.labels("other").inc()
+            return
+        answer = outcome.get("optionId") if outcome.get("outcome") == "selected" else outcome.get("outcome")
+        self.answers.labels(_bounded(answer, ANSWERS)).inc()
+
+    def error_kind(self, error: BaseException | None) -> str:
+        kind = type(error).__name__ if error is not None else "unknown"
+        if kind not in self._error_kinds and len(self._error_kinds) >= MAX_ERROR_KINDS:
+            return "other"
+        self._error_kinds.add(kind)
+        return kind
+
+
+@dataclass
+class _Session:
+    call_start: float
+    first_token: bool = False
+    cost: float = 0.0
+    tools: dict[str, tuple[str, float]] = field(default_factory=dict)
+
+
+class AgentMetrics:
+    """One agent's observer: per session, the call in flight and the tools running (gone at turn end)."""
+
+    def __init__(self, metrics: ServeMetrics, model: str) -> None:
+        self.metrics, self.model = metrics, model
+        self._sessions: dict[str, _Session] = {}
+        self._costs: dict[str, float] = {}
+
+    def turn_started(self, session_id: str) -> None:
+        self._sessions[session_id] = _Session(time.monotonic())
+
+    def __call__(self, event: Event) -> None:
+        m, now = self.metrics, time.monotonic()
+        state = self._sessions.get(event.session_id)
+        if isinstance(event, TurnFinished):
+            m.turns.labels(_bounded(event.stop_reason, STOP_REASONS)).inc()
+            self._sessions.pop(event.session_id, None)
+        elif isinstance(event, ErrorOccurred):
+            m.errors.labels(m.error_kind(event.error)).inc()
+        elif isinstance(event, ModelCallFinished):
+            self._model_call(event, state, now)
+        elif isinstance(event, TextDelta | ThoughtDelta | ToolCallStarted) and state and not state.first_token:
+            state.first_token = True
+            m.first_token.labels(self.model).observe(now - state.call_start)
+        if isinstance(event, ToolCallStarted) and state is not None:
+            state.tools[event.call_id] = (_bounded(event.view.kind, TOOL_KINDS), now)
+        elif isinstance(event, ToolCallRunning) and state is not None and event.call_id in state.tools:
+            state.tools[event.call_id] = (state.tools[event.call_id][0], now)  # the permission wait left out
+        elif isinstance(event, ToolCallFinished):
+            kind, started = state.tools.pop(event.call_id, ("other", now)) if state else ("other", now)
+            m.tool_calls.labels(kind, _bounded(event.status, STATUSES)).inc()
+            m.tool_seconds.labels(kind).observe(now - started)
+            if state is not None:  # the next model call starts once the last result is in
+                state.call_start, state.first_token = now, False
+
+    def _model_call(self, event: ModelCallFinished, state: _Session | None, now: float) -> None:
+        m, usage = self.metrics, event.usage
+        m.model_calls.labels(self.model).inc()
+        if state is not None:
+            m.model_seconds.labels(self.model).observe(now - state.call_start)
+        m.tokens.labels(self.model, "input").inc(usage.prompt_tokens)
+        m.tokens.labels(self.model, "output").inc(usage.completion_tokens)
+        m.tokens.labels(self.model, "cached").inc(usage.cache_read_tokens)
+        if event.cost is not None:  # the session's running total: the step since the last one
+            before = self._costs.get(event.session_id, 0.0)
+            if event.cost.amount > before:
+                m.cost.labels(self.model, event.cost.currency[:8]).inc(event.cost.amount - before)
+            self._costs[event.session_id] = event.cost.amount
