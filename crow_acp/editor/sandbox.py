@@ -236,8 +236,8 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     private /tmp; the network per its `network`; crow's home and the secret stores hidden; no unix socket
     (the filter is written to a file by a shell and handed to bwrap on fd 9); the process and memory
     limits of [sandbox] (not its CPU seconds: a server lives as long as its session)."""
-    from . import seccomp
     from .sandbox_fs import home_readonly
+    from .seccomp import AUDIT_ARCH, SHELL_LOADER, escaped
 
     if why := unavailable():
         return why
@@ -253,9 +253,9 @@ def server_prefix(config: SandboxConfig, server: McpServerConfig, cwd: str) -> l
     limits = f"ulimit -u {config.max_processes} -v {config.memory_mb * 1024}"
     tail = ["--chdir", cwd, "--setenv", "TMPDIR", PRIVATE_TMP, "--", SHELL, "-c", f'{limits} && exec "$@"', "sh"]
     argv += [*hiding(sandbox), *home_readonly([cwd, *writable])]
-    if (machine := platform.machine()) not in seccomp.AUDIT_ARCH:
+    if (machine := platform.machine()) not in AUDIT_ARCH:
         return [*argv, *tail]
-    loader = ["/bin/sh", "-c", seccomp.SHELL_LOADER, "crow-seccomp", seccomp.escaped(machine)]
+    loader = ["/bin/sh", "-c", SHELL_LOADER, "crow-seccomp", escaped(machine)]
     return [*loader, *argv, "--seccomp", "9", *tail]
 
 

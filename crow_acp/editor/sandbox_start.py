@@ -23,16 +23,16 @@ async def start_sandboxed(
     """The command started below its guard, the cgroup to remove after it (or None), and the protected
     paths that did not exist (sandbox_fs.planted looks for them once it has ended).
     `roots` are the real paths the workspace resolved once, when the session's tools were made."""
-    from . import seccomp
     from .pids_cgroup import create as create_cgroup
     from .pids_cgroup import wrap as in_cgroup
     from .sandbox import bwrap_argv, opened, unavailable, writable_dirs
     from .sandbox_fs import home_readonly, protected_binds
+    from .seccomp import pipe as seccomp_pipe
 
     if why := await anyio.to_thread.run_sync(unavailable):
         raise ToolError(f"The command cannot be sandboxed here: {why}. It was not run.")
     with contextlib.ExitStack() as stack:
-        filter_fd = seccomp.pipe()
+        filter_fd = seccomp_pipe()
         if filter_fd is not None:
             stack.callback(os.close, filter_fd)
         binds = stack.enter_context(opened(writable_dirs(sandbox, roots)))

@@ -36,9 +36,9 @@ from typing import Any
 
 from ..api import Sandbox
 from ..util.environment import core_names
-from . import seccomp
 from .sandbox import NAMESPACE_FIX, SECRET_STORES, closing, namespaces, outermost, pins
 from .sandbox_fs import PRIVATE_RUNTIME, TOOLCHAIN, candidates
+from .seccomp import AUDIT_ARCH, escaped
 
 QUIET = {"PAGER": "cat", "GIT_PAGER": "cat"}
 """Editor terminals are ptys: without these `git log` would wait in a pager (terminal.py QUIET_ENV)."""
@@ -131,7 +131,7 @@ def terminal_argv(sandbox: Sandbox, shell: str, command: str, cwd: str, roots: l
     if sandbox.level == "workspace":
         found = candidates(sandbox, bound)
         argv += [arg for path in found for arg in ("--crow-protect", path, "--crow-absent", path)]
-    filters = [f"{machine}:{seccomp.escaped(machine)}" for machine in seccomp.AUDIT_ARCH]
+    filters = [f"{machine}:{escaped(machine)}" for machine in AUDIT_ARCH]
     argv += [arg for line in filters for arg in ("--crow-seccomp", line)]
     return ["/bin/sh", "-c", PRELUDE, "crow-sandbox", *argv, *closing(sandbox, shell, command, cwd)]
 

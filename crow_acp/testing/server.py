@@ -16,10 +16,11 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
-from . import anthropic_wire, responses_wire
 from .anthropic_wire import AnthropicState
+from .anthropic_wire import serve as serve_messages
 from .render import Render
 from .responses_wire import ResponsesState
+from .responses_wire import serve as serve_responses
 from .wire import Entry, Fault, Reply, Responder, Writer, _error_body, _head, _write_chunk, is_title_request
 
 log = logging.getLogger(__name__)
@@ -189,9 +190,9 @@ class ScriptedModel:
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(writer, body, headers, keep)
         if method == "POST" and path == "/v1/messages":
-            return await anthropic_wire.serve(self.anthropic, self, writer, body, headers, keep)
+            return await serve_messages(self.anthropic, self, writer, body, headers, keep)
         if method == "POST" and path == "/v1/responses":
-            return await responses_wire.serve(self.responses, self, writer, body, headers, keep)
+            return await serve_responses(self.responses, self, writer, body, headers, keep)
         await self._send_json(writer, 404, _error_body(404, f"no route for {method} {path}"), keep)
         return keep
 

@@ -15,5 +15,9 @@ May import: crow_acp.acp, multi, store, config and everything below them, uvicor
 
 Also in this room:
 
-    bounds.py  What a `crow serve` client may name: directories inside the operator's roots, modes up to the cap
+    bounds.py    What a `crow serve` client may name: directories inside the operator's roots, modes up to the cap
+    users.py     who is asking: the users of a `--users` file, or the one `default` user of a single token
+    auth.py      every `/acp` request's user, from its bearer token (compared in constant time)
+    throttle.py  wrong tokens counted per client address: past the limit, 429 for the rest of the window
+    metrics.py   `GET /metrics` in Prometheus text: turns, model and tool calls, questions, tokens, cost
 """

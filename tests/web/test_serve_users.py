@@ -14,9 +14,9 @@ import anyio
 import httpx
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, crow_env
-from serve_raw import RawHttp, upgrade_status
-from serve_support import crow_serve, over_http, over_ws
+from support.helpers import RecordingClient, crow_env
+from support.serve_raw import RawHttp, upgrade_status
+from support.serve_support import crow_serve, over_http, over_ws
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 

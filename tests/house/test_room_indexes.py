@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "crow_acp"
+PACKAGE = Path(__file__).resolve().parents[2] / "crow_acp"
 ROOMS = sorted(p.parent for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts and p.parent != PACKAGE)
 
 

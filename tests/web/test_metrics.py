@@ -10,9 +10,9 @@ import anyio
 import httpx
 import pytest
 from acp import RequestError
-from helpers import RecordingClient, crow_env, text
 from prometheus_client.parser import text_string_to_metric_families
-from serve_support import crow_serve, over_ws
+from support.helpers import RecordingClient, crow_env, text
+from support.serve_support import crow_serve, over_ws
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
