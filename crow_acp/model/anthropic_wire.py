@@ -31,7 +31,7 @@ from ..util.secrets import dumps, redact_json
 from ..util.text import clean_text
 from .anthropic_request import WIRE, messages_body
 from .client import CUT_OFF, AttachmentChunk, Finish, ReasoningChunk, StreamDelta, TextChunk, ToolCallChunk
-from .limits import Deadline, StreamRepair
+from .limits import Deadline, StreamRepair, read_stream
 
 log = logging.getLogger(__name__)
 
@@ -100,13 +100,8 @@ class AnthropicModelClient:
         try:
             body = {**messages_body(self.profile, messages, tools, reasoning_effort), **self.profile.extra_body}
             stream = await deadline.wait(self._post({**body, "stream": True}))
-            while not reader.finished:
-                try:
-                    event = await deadline.next_chunk(stream)
-                except StopAsyncIteration:
-                    break
-                for delta in reader.read(event):
-                    yield delta
+            async for delta in read_stream(deadline, stream, reader):
+                yield delta
         except anthropic.APIError as exc:
             if reader.started and not reader.finished:
                 raise ModelError(f"{CUT_OFF} ({describe(exc, self.profile.base_url)})") from exc

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from typing import Any, Protocol, TypeVar
 
 import anyio
 
@@ -141,3 +141,22 @@ class StreamRepair:
         """What is still held at the end (lone halves, as U+FFFD): text, reasoning, arguments by index."""
         held = {index: joiner.flush() for index, joiner in self._arguments.items()}
         return self._text.flush(), self._reasoning.flush(), {i: text for i, text in held.items() if text}
+
+
+class EventReader(Protocol):
+    """A wire's reader of its provider's stream events (anthropic_wire, responses_wire)."""
+
+    finished: bool
+
+    def read(self, event: Any) -> Iterable[Any]: ...
+
+
+async def read_stream(deadline: Deadline, stream: Any, reader: EventReader) -> AsyncIterator[Any]:
+    """The deltas of a provider's event stream, each event waited for under `deadline`, up to the reply's end."""
+    while not reader.finished:
+        try:
+            event = await deadline.next_chunk(stream)
+        except StopAsyncIteration:
+            return
+        for delta in reader.read(event):
+            yield delta

@@ -32,7 +32,7 @@ from .client import (
     ToolCallChunk,
     describe_api_error,
 )
-from .limits import Deadline, StreamRepair
+from .limits import Deadline, StreamRepair, read_stream
 from .responses_request import WIRE, responses_body
 
 log = logging.getLogger(__name__)
@@ -63,13 +63,8 @@ class ResponsesModelClient(OpenAIModelClient):
         try:
             body = {**responses_body(self.profile, messages, tools, reasoning_effort), **self.profile.extra_body}
             stream = await deadline.wait(self._post_valid({**body, "stream": True}))
-            while not reader.finished:
-                try:
-                    event = await deadline.next_chunk(stream)
-                except StopAsyncIteration:
-                    break
-                for delta in reader.read(event):
-                    yield delta
+            async for delta in read_stream(deadline, stream, reader):
+                yield delta
         except openai.APIError as exc:
             if reader.started and not reader.finished:
                 raise ModelError(f"{CUT_OFF} ({exc.__cause__ or exc})") from exc
