@@ -279,7 +279,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        self.leases.refuse_if_taken_over(session_id)
+        await self.leases.refuse_if_taken_over(session_id)
         session = await self.opener.live(session_id)
         cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
         async with session.control.lock:

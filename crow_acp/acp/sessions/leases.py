@@ -56,6 +56,8 @@ class Leases:
         """Its client is gone for now (`crow serve`: no request, no stream): its sessions' leases are not
         renewed, so another process may take them over once they expire (lease_ttl), as if this one died."""
         self._closing: set[asyncio.Task[Any]] = set()
+        self._told: dict[str, asyncio.Task[None]] = {}
+        """The notice of each session taken over, sent before any error that names it (test_notices.py)."""
         self.warn: Callable[[NoticeRaised], Awaitable[None]] | None = None
         """Where the user is told that a session was taken over (the Outbox sets it)."""
 
@@ -77,6 +79,7 @@ class Leases:
             raise busy_error(busy) from None
         open_here[session_id] = self
         self.taken_over.pop(session_id, None)
+        self._told.pop(session_id, None)
         if store not in _RENEWING or _RENEWING[store].done():
             _RENEWING[store] = asyncio.create_task(_renew_forever(store), name="crow-lease-renewal")
 
@@ -94,11 +97,18 @@ class Leases:
             if _OPEN.get(store, {}).get(session_id) is self:
                 del _OPEN[store][session_id]
         self.taken_over.pop(session_id, None)
+        self._told.pop(session_id, None)
 
-    def refuse_if_taken_over(self, session_id: str) -> None:
+    async def refuse_if_taken_over(self, session_id: str) -> None:
         """Before a prompt: a session another process took over from this one is not run here."""
         if (lost := self.taken_over.get(session_id)) is not None:
+            await self._told_first(session_id)
             raise taken_over_error(lost)
+
+    async def _told_first(self, session_id: str) -> None:
+        """The editor hears the notice before the error answer, not in whichever order the tasks run."""
+        if (told := self._told.get(session_id)) is not None:
+            await asyncio.shield(told)
 
     async def flushed(self, session_id: str) -> bool:
         """Before an event reaches the editor: its writes are durable (True), or its lease was lost (False:
@@ -127,6 +137,7 @@ class Leases:
         except LeaseLost as refused:
             self.lose(refused)
         if (lost := self.taken_over.get(session.id)) is not None:
+            await self._told_first(session.id)
             raise taken_over_error(lost)
 
     def lose(self, lost: LeaseLost) -> None:
@@ -135,13 +146,17 @@ class Leases:
         if lost.session_id in self.taken_over:
             return
         self.taken_over[lost.session_id] = lost
+        self._told[lost.session_id] = asyncio.create_task(self._tell(lost))
         task = asyncio.create_task(self._taken_over(lost))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def _taken_over(self, lost: LeaseLost) -> None:
+    async def _tell(self, lost: LeaseLost) -> None:
         if self.warn is not None:
             await self.warn(taken_over(lost.session_id, str(lost)))
+
+    async def _taken_over(self, lost: LeaseLost) -> None:
+        await asyncio.shield(self._told[lost.session_id])
         await self._lost(lost.session_id)
 
     async def give_back(self, session_id: str) -> None:
