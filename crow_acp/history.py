@@ -28,9 +28,10 @@ from typing import Any, Literal, cast, get_args
 from .events import ToolKind, ToolStatus
 
 EntryKind = Literal["message", "prompt", "injected", "summary", "ack"]
+CutKind = Literal["streaming", "steered"]
 HIDDEN_KINDS: frozenset[str] = frozenset({"injected", "ack"})
 _KNOWN = frozenset(
-    {"kind", "hidden", "blocks", "message_id", "reasoning", "tool", "replaced", "skill", "copy", "handoff"}
+    {"kind", "hidden", "blocks", "message_id", "reasoning", "tool", "replaced", "skill", "copy", "handoff", "cut"}
 )
 _TOOL_KNOWN = frozenset({"name", "title", "kind", "status", "locations", "raw_input", "content"})
 
@@ -102,6 +103,9 @@ class EntryMeta:
     """summary: how many messages it replaced."""
     skill: str | None = None
     """injected: the skill whose text this is."""
+    cut: CutKind | None = None
+    """assistant replies that stopped early: "streaming" (a draft: crow stopped while it streamed),
+    "steered" (a steering message cut it off; what was shown is kept)."""
     copy: bool = False
     """A live copy, made by compaction, of an entry whose original stays archived for replay."""
     handoff: Handoff | None = None
@@ -136,6 +140,7 @@ class EntryMeta:
             "reasoning": self.reasoning,
             "replaced": self.replaced,
             "skill": self.skill,
+            "cut": self.cut,
         }
         out |= {key: value for key, value in optional.items() if value is not None}
         if self.tool is not None:
@@ -160,6 +165,7 @@ class EntryMeta:
             tool=ToolDisplay.from_json(data["tool"]) if isinstance(data.get("tool"), dict) else None,
             replaced=data["replaced"] if isinstance(data.get("replaced"), int) else None,
             skill=_str(data.get("skill")),
+            cut=cast(CutKind, data["cut"]) if data.get("cut") in get_args(CutKind) else None,
             copy=bool(data.get("copy")),
             handoff=Handoff(_str(handoff.get("from"))) if isinstance(handoff, dict) else None,
             other={key: value for key, value in data.items() if key not in _KNOWN or _foreign_kind(key, value)},

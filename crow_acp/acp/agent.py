@@ -9,7 +9,7 @@ The handlers are thin; the work is done by what the agent owns, each built here 
     turns          TurnRunner (prompt/turn.py): one prompt's turn or slash command
     outbox         Outbox (updates/outbox.py): events to the observers, the editor's first
 and the leases (sessions/leases.py), the model profiles and the store. What Python drives open sessions with (a
-MultiAgent, a bridge) is its base, DrivenFromPython (driven.py).
+MultiAgent, a bridge) is its base, DrivenFromPython (driven.py); ServesExtensions (extensions.py) the "_" requests.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
+from .extensions import ServesExtensions
 from .prompt.message import as_dicts
+from .prompt.steering import Steering
 from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
@@ -62,7 +64,7 @@ from .updates.shapes import AcpUpdates
 log = logging.getLogger(__name__)
 
 
-class AcpAgent(DrivenFromPython, RunsInProcess):
+class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
     def __init__(
         self,
         model: str | ModelClient | Config | None = None,
@@ -101,6 +103,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
             spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
+        self.steering = Steering(self.opener.live, lambda blocks, sid: self.prompt(blocks, sid), self._spawn)
         if model is not None and not isinstance(model, str):
             self.models.use(model)
 
@@ -286,7 +289,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
         await self.leases.refuse_if_taken_over(session_id)
         session = await self.opener.live(session_id)
         cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
-        async with session.control.lock:
+        async with session.control.lock:  # FIFO: queued prompts run in arrival order (promptQueueing)
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
             stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)

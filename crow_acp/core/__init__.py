@@ -9,6 +9,7 @@
     session_view.py   SessionView: the SessionAccess (plugin/session.py) of a live session
     history_rules.py  what a model is sent satisfies the strictest provider
     draft.py          the reply being streamed, kept in the store as it grows
+    steering.py       messages for the running turn, taken at its next model call
     reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
     images.py         images in the history: how one is checked; the images tools return
 

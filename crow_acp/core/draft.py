@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..history import EntryMeta, StoredMessage
+from ..history import CutKind, EntryMeta, StoredMessage
 
 if TYPE_CHECKING:
     from .session import Session
@@ -34,11 +34,12 @@ class Draft:
         if time.monotonic() < self._due:
             return
         self._due = time.monotonic() + DRAFT_EVERY
-        self.settle({"role": "assistant", "content": "".join(text_parts)}, "".join(reasoning_parts) or None)
+        text = {"role": "assistant", "content": "".join(text_parts)}
+        self.settle(text, "".join(reasoning_parts) or None, cut="streaming")  # a load finds it marked as cut
 
-    def settle(self, message: dict[str, Any], reasoning: str | None) -> None:
+    def settle(self, message: dict[str, Any], reasoning: str | None, cut: CutKind | None = None) -> None:
         """Store `message` as the reply: the draft's row rewritten, or a new row if there was none."""
-        meta = EntryMeta(message_id=self.message_id, reasoning=reasoning)
+        meta = EntryMeta(message_id=self.message_id, reasoning=reasoning, cut=cut)
         if self.entry is None:
             self.entry = self.session.record(message, meta)
         else:

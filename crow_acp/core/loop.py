@@ -55,21 +55,24 @@ CANCELLED = "Cancelled by the user."
 async def run_turn(turn: Turn) -> str:
     """Run the loop for the user message already recorded; returns the ACP stop reason."""
     session = turn.session
-    for step in range(turn.max_steps):
-        await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-        reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
-        await run_hooks(
-            turn.callbacks.post_response,
-            turn.access,
-            "post_response",
-            response=reply.message,
-            usage=reply.usage,
-            finish_reason=reply.finish_reason,
-            step=step,
-        )
-        if not reply.calls:
-            return "max_tokens" if reply.finish_reason == "length" else "end_turn"
-        await run_tools(turn, reply.calls)
+    steering = session.control.steering
+    with steering.open():
+        for step in range(turn.max_steps):
+            await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
+            reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
+            await run_hooks(
+                turn.callbacks.post_response,
+                turn.access,
+                "post_response",
+                response=reply.message,
+                usage=reply.usage,
+                finish_reason=reply.finish_reason,
+                step=step,
+            )
+            if reply.calls:
+                await run_tools(turn, reply.calls)
+            elif not steering.waiting:  # decided with no await before the inbox closes: nothing offered is lost
+                return "max_tokens" if reply.finish_reason == "length" else "end_turn"
     return "max_turn_requests"
 
 
@@ -79,38 +82,23 @@ async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudge
     draft = Draft(session, message_id)
     calls: dict[int, PendingCall] = {}
     await session.mcp.settle()  # a tool list that changed during the last tool call
+    steering = session.control.steering
     try:
+        steering.deliver(session)  # the model-call boundary: steered messages join the history here
         request = chain.build(session)
         stream = session.model.stream(request.messages, request.tools, reasoning_effort=request.reasoning_effort)
-        try:
-            async for delta in stream:
-                match delta:
-                    case TextChunk(text):
-                        if text := budget.take(text):
-                            reply.text_parts.append(text)
-                            draft.keep(reply.text_parts, reply.reasoning_parts)
-                            await session.emit(TextDelta(session.id, message_id, text))
-                    case ReasoningChunk(text):
-                        if text := budget.take(text):
-                            reply.reasoning_parts.append(text)
-                            draft.keep(reply.text_parts, reply.reasoning_parts)
-                            await session.emit(ThoughtDelta(session.id, message_id, text))
-                    case ToolCallChunk(index, call_id, name, arguments):
-                        if index in calls or budget.new_call(len(calls) + 1):
-                            call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
-                            call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
-                            call.fragments.append(budget.take(arguments))
-                    case AttachmentChunk(attachment):
-                        reply.attachments.append(attachment)
-                    case Usage():
-                        reply.usage = delta
-                    case Finish(reason):
-                        reply.finish_reason = reason
-                if budget.cut:
-                    break
-        finally:
-            with anyio.CancelScope(shield=True):
-                await close_stream(stream)
+        with anyio.CancelScope() as cut, steering.cutting(cut.cancel):
+            try:
+                async for delta in stream:
+                    await _take(session, delta, reply, calls, budget, draft, message_id)
+                    if budget.cut:
+                        break
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await close_stream(stream)
+        if cut.cancelled_caught:  # a steering message arrived: what was shown is kept, marked as cut
+            reply.cut = "steered"
+            calls.clear()
         if budget.cut:  # what was shown is kept, with a note for the model and the user
             log.warning("cut a model reply: it passed %s", budget.cut)
             reply.text_parts.append(budget.note())
@@ -132,6 +120,41 @@ async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudge
     return reply
 
 
+async def _take(
+    session: Session,
+    delta: Any,
+    reply: Reply,
+    calls: dict[int, PendingCall],
+    budget: ReplyBudget,
+    draft: Draft,
+    message_id: str,
+) -> None:
+    """One delta of the stream into the reply. Text is kept once it was shown: a cancel or a shutdown
+    during the emit leaves it out of the reply, so what is recorded is what the editor got."""
+    match delta:
+        case TextChunk(text):
+            if text := budget.take(text):
+                await session.emit(TextDelta(session.id, message_id, text))
+                reply.text_parts.append(text)
+                draft.keep(reply.text_parts, reply.reasoning_parts)
+        case ReasoningChunk(text):
+            if text := budget.take(text):
+                await session.emit(ThoughtDelta(session.id, message_id, text))
+                reply.reasoning_parts.append(text)
+                draft.keep(reply.text_parts, reply.reasoning_parts)
+        case ToolCallChunk(index, call_id, name, arguments):
+            if index in calls or budget.new_call(len(calls) + 1):
+                call = calls.setdefault(index, PendingCall(id=call_id or new_call_id()))
+                call.name = (call.name + budget.take(name or ""))[:MAX_NAME]  # bounded: no quadratic +=
+                call.fragments.append(budget.take(arguments))
+        case AttachmentChunk(attachment):
+            reply.attachments.append(attachment)
+        case Usage():
+            reply.usage = delta
+        case Finish(reason):
+            reply.finish_reason = reason
+
+
 def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
     text, reasoning = "".join(reply.text_parts), "".join(reply.reasoning_parts)
     if not (text or reply.calls or reasoning):
@@ -150,7 +173,7 @@ def _record_reply(reply: Reply, draft: Draft) -> dict[str, Any] | None:
         ]
     if reply.attachments:  # the provider's own parts, sent back to it (and only to it) on later calls
         message[ATTACHMENTS] = [attachment.to_json() for attachment in reply.attachments]
-    draft.settle(message, reasoning or None)
+    draft.settle(message, reasoning or None, reply.cut)
     return message
 
 

@@ -24,6 +24,7 @@ from ..store import SessionStore
 from ..util.secrets import redact
 from ..util.text import clean_meta, repair
 from .client_prompt import with_client_prompt
+from .steering import SteeringInbox
 
 if TYPE_CHECKING:
     from ..model.client import ModelClient
@@ -36,10 +37,13 @@ INTERRUPTED = "Interrupted: crow stopped before this tool call finished."
 
 @dataclass(eq=False)
 class TurnControl:
-    """One prompt at a time per session, and how session/cancel reaches it."""
+    """One prompt at a time per session, and how session/cancel and steering reach it."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Held by the running prompt (a turn or a slash command); the next one waits on it."""
+    """Held by the running prompt (a turn or a slash command). The next ones wait on it, and asyncio's lock
+    wakes them in the order they came (FIFO): queued prompts run in arrival order."""
+    steering: SteeringInbox = field(default_factory=SteeringInbox)
+    """Messages for the running model turn, taken at its next model call (steering.py)."""
     scope: anyio.CancelScope | None = None
     """The cancel scope of the work running now (a turn, or the wait for MCP servers)."""
     cancels: int = 0

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..config import LimitsConfig
 from ..events import ToolResult, ToolView, Usage
-from ..history import Attachment
+from ..history import Attachment, CutKind
 from ..plugin.hooks import CrowCallbacks
 from ..plugin.session import Sandbox, Tool
 from ..util.text import clean_value
@@ -81,6 +81,8 @@ class Reply:
     """The provider's own parts of the reply (signed thinking, encrypted reasoning), kept with it."""
     message: dict[str, Any] | None = None
     """What was recorded; None when the model said nothing at all."""
+    cut: CutKind | None = None
+    """"steered": a steering message cut the stream off."""
 
 
 @dataclass

@@ -27,6 +27,10 @@ from .shapes import NewerAgentCapabilities, NewerInitializeResponse, NewerSessio
 
 SYSTEM_PROMPT_MODES: dict[str, Any] = {"mode": {"override": {}}}
 """systemPrompt in both modes: append (every agent that advertises it) and override."""
+QUEUEING: dict[str, Any] = {"claudeCode": {"promptQueueing": True}}
+"""agentCapabilities._meta, as claude-agent-acp says it: a prompt sent during a turn waits for it (queued)."""
+STEERING: dict[str, Any] = {"steering": {"supported": True}}
+"""InitializeResponse._meta, as claude-agent-acp says it: `_session/steering` is served (prompt/steering.py)."""
 
 
 def initialize_response(protocol_version: int, client_capabilities: ClientCapabilities | None) -> InitializeResponse:
@@ -46,7 +50,9 @@ def initialize_response(protocol_version: int, client_capabilities: ClientCapabi
                 additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 system_prompt=SYSTEM_PROMPT_MODES,
             ),
+            field_meta=QUEUEING,
         ),
         agent_info=Implementation(name="crow", title="Crow", version=__version__),
         auth_methods=auth_methods(client_capabilities),
+        field_meta=STEERING,
     )
