@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
+    run.add_argument("prompt", nargs="?", help="the prompt text ('-' reads it from stdin; none with -c: /continue)")
     run.add_argument("--yes", action="store_true", help="allow every tool call without asking")
     run.add_argument("--cwd", default=".", help="working directory of the session (default: the current one)")
     chosen = run.add_mutually_exclusive_group()
@@ -246,7 +246,9 @@ def resolve_cwd(raw: str) -> str:
 
 
 def run_terminal(args: argparse.Namespace) -> int:
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if args.prompt is None and not (args.continue_last or args.session):
+        raise Exit(USAGE, "the prompt is missing: give it as an argument, '-' to read it from stdin, or -c alone")
+    prompt = "/continue" if args.prompt is None else sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise Exit(USAGE, "the prompt is empty: give it as an argument, or '-' to read it from stdin")
     cwd = resolve_cwd(args.cwd)

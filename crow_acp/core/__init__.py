@@ -10,6 +10,7 @@
     history_rules.py  what a model is sent satisfies the strictest provider
     draft.py          the reply being streamed, kept in the store as it grows
     steering.py       messages for the running turn, taken at its next model call
+    cut_turn.py       a turn crow's stop cut off, found on load; how /continue resumes it
     reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
     images.py         images in the history: how one is checked; the images tools return
 

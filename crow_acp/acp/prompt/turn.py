@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ...api import CrowCallbacks, SlashCommand
+from ...core.cut_turn import CONTINUE, GO_ON, Resume, resumption
 from ...core.hooks import run_hooks
 from ...core.loop import CANCELLED, run_turn
 from ...core.request import RequestChain
@@ -87,6 +88,8 @@ class TurnRunner:
                 )
                 await report_failures(session)
                 work = lambda: self.model_turn(session, blocks)  # noqa: E731
+            elif command.name == CONTINUE and (how := resumption(session.history)):
+                work = lambda: self._resume(session, how, blocks)  # noqa: E731
             else:
                 work = lambda: self._run_command(session, command, text)  # noqa: E731
             stop, error = await self._guarded(session, cancels, work)
@@ -123,6 +126,12 @@ class TurnRunner:
         """The work of a prompt once the user message is recorded: the model loop. A foreign member
         (multi/foreign) relays it to another ACP agent instead."""
         return await run_turn(self._turn_for(session))
+
+    async def _resume(self, session: Session, how: Resume, blocks: list[dict[str, Any]]) -> str:
+        """`/continue`: a model turn on the history as it is (after a cut reply, the model is told to go on)."""
+        if how == "go_on":
+            session.record({"role": "user", "content": GO_ON}, EntryMeta("prompt", blocks=stored_blocks(blocks)))
+        return await self.model_turn(session, blocks)
 
     def _turn_for(self, session: Session) -> Turn:
         return Turn(

@@ -20,6 +20,7 @@ from acp import RequestError
 from ...api import CrowCallbacks, OffersCommands, SlashCommand
 from ...core.client_prompt import KEY as CLIENT_PROMPT
 from ...core.client_prompt import ClientPrompt
+from ...core.cut_turn import CONTINUE, continue_command, cut_off
 from ...core.hooks import run_hooks
 from ...core.session import Session
 from ...core.session_view import SessionView
@@ -35,7 +36,7 @@ from ..prompt.mcp_live import all_commands, report_failures
 from ..prompt.mcp_live import attach as attach_mcp
 from ..questions.ask_user import offer_questions
 from ..updates.shapes import commands_update, replay_with_plans
-from ..updates.warnings import config_warnings, sandbox_warning
+from ..updates.warnings import config_warnings, cut_mark, sandbox_warning
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
 from .registry import Opening
@@ -273,7 +274,7 @@ class SessionOpener:
             offered: Sequence[SlashCommand] = callback.commands if isinstance(callback, OffersCommands) else ()
             for command in offered:
                 session.commands[command.name] = command
-        session.commands["mode"] = self.options.mode_command()
+        session.commands |= {"mode": self.options.mode_command(), CONTINUE: continue_command()}
         await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
         await self.sessions.evict(keep=session.id)
 
@@ -294,6 +295,8 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
+        if (how := cut_off(session.history)) is not None:  # crow stopped mid-turn: said after the replay
+            await self.outbox.emit(cut_mark(session_id, how))
         for notice in config_warnings(session_id, self.config.warnings()):
             await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):

@@ -8,12 +8,13 @@ are in mcp_live.py, a lost lease's in leases.py's caller.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...errors import ModelError
-from ...events import NoticeRaised
+from ...events import NoticeRaised, TextDelta
 from ...model.retries import retries_reported_to
 
 if TYPE_CHECKING:
@@ -67,3 +68,9 @@ async def sandbox_warning(session_id: str, config: SandboxConfig, editor: Editor
 
 def taken_over(session_id: str, description: str) -> NoticeRaised:
     return NoticeRaised(session_id, "error", TAKEN_OVER, description)
+
+
+def cut_mark(session_id: str, how: str) -> TextDelta:
+    """After a load, the turn crow's stop cut off (core/cut_turn.py), as a message every client shows (not stored)."""
+    text = f"The last turn was cut off: {how} (crow stopped before it finished). Send /continue to resume it."
+    return TextDelta(session_id, uuid.uuid4().hex, text)
