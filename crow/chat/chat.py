@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.text import Text
 
+from crow.chat.typeahead import TypeAhead
 from crow.exits import USAGE, Exit
 from crow.run import Stop
 from crow.run.link import AgentLink, Turn
@@ -39,6 +40,9 @@ class Chat:
         self.session_id = ""
         self.turn: asyncio.Future[Turn] | None = None
         self.cancelling: asyncio.Future[None] | None = None
+        self.ahead = TypeAhead(view.typing, self._steer)
+        """What the user types while a turn runs: queued, or steered into the turn (typeahead.py)."""
+        view.input_paused = self.ahead.paused
 
     def say(self, message: str, style: str = "dim") -> None:
         self.view.out.print(Text(printable(message), style=style))
@@ -95,14 +99,26 @@ class Chat:
         """One turn; it ends with its closing line, or the agent's error, and the conversation goes on."""
         self.turn = asyncio.ensure_future(self.link.prompt(self.session_id, text))
         try:
-            with no_control_echo():
+            with no_control_echo(), self.ahead.reading():
                 turn = await self.turn
+            await self.ahead.settled()
         finally:
             self.turn, self.cancelling = None, None
         if turn.error is not None:
             self.view.error(turn.error, self.session_id)
         else:
             self.view.stop(turn.stop_reason or "end_turn", self.session_id)
+
+    async def _steer(self, message: str) -> bool:
+        """A queued message into the running turn; False when no turn took it (it is sent as the next prompt)."""
+        if await self.link.steer(self.session_id, message) != "injected":
+            return False
+        self.say(f"steered: {message}", "")
+        return True
+
+    def next_queued(self) -> str | None:
+        """The first message typed during the last turn, to be sent now."""
+        return self.ahead.queued.pop(0) if self.ahead.queued else None
 
     def interrupt(self) -> None:
         """SIGINT. At the prompt Ctrl-C is a key (the editor reads the terminal raw): a signal then is ignored."""
@@ -111,6 +127,9 @@ class Chat:
         if self.cancelling is not None:  # a second Ctrl-C: the user wants out, now
             self.stop(signal.SIGINT)
             return
+        if dropped := len(self.ahead.queued):  # a cancel ends the turn and what waits behind it, as in ACP
+            self.ahead.queued.clear()
+            self.say(f"cancelled: {dropped} queued message{'s' if dropped > 1 else ''} not sent", "yellow")
         self.cancelling = asyncio.ensure_future(self.link.cancel(self.session_id))
 
 

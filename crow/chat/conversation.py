@@ -46,7 +46,10 @@ async def converse(options: HostOptions, view: LiveView, agent: Any, stop: Stop)
 async def _talk(chat: Chat, commands: Commands, editor: LineEditor) -> int:
     while True:
         try:
-            line = await editor.read()
+            if (line := chat.next_queued()) is not None:  # typed during the last turn: its turn now
+                chat.say(f"> {line}", "")
+            else:
+                line = await editor.read(chat.ahead.take_typed())
         except KeyboardInterrupt:  # Ctrl-C at the prompt: the line is dropped, the conversation goes on
             continue
         except EOFError:  # Ctrl-D on an empty line

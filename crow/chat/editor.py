@@ -65,7 +65,8 @@ class LineEditor:
             output=create_output(stdout=screen.out),  # fd 1 is caught (crow/run/screen.py); this is the terminal
         )
 
-    async def read(self) -> str:
-        """The next input. Ctrl-C raises KeyboardInterrupt (the line is dropped), Ctrl-D on an empty line EOFError."""
+    async def read(self, typed: str = "") -> str:
+        """The next input, starting with `typed` (keys typed during the turn, not sent). Ctrl-C raises
+        KeyboardInterrupt (the line is dropped), Ctrl-D on an empty line EOFError."""
         # The conversation owns SIGINT (it cancels a turn) and the loop's exception handler.
-        return await self.session.prompt_async(PROMPT, handle_sigint=False, set_exception_handler=False)
+        return await self.session.prompt_async(PROMPT, default=typed, handle_sigint=False, set_exception_handler=False)

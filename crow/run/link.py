@@ -21,6 +21,8 @@ from crow_acp.server.hosted import AgentGone, HostedAgent, hosted
 
 log = logging.getLogger("crow.run")
 NOT_FOUND = -32002
+STEER_META = {"steering": {"idleBehavior": "promptRequired"}}
+"""A steering message no turn takes comes back to crow chat, which sends it as the next prompt."""
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC line to the client may carry a whole file's diff
 CAPABILITIES = ClientCapabilities(
     fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
@@ -88,6 +90,16 @@ class AgentLink:
             await self.cancel(session_id)
             raise
         return Turn(stop_reason=response.stop_reason)
+
+    async def steer(self, session_id: str, text: str) -> str:
+        """`_session/steering` into the running turn: its outcome; "promptRequired" when no turn took it."""
+        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}], "_meta": STEER_META}
+        try:
+            answer = await self.served.call(self.conn.ext_method("session/steering", params))
+        except RequestError as exc:  # an agent without steering (--agent): the message waits for the turn's end
+            log.info("steering refused: %s", message_of(exc))
+            return "promptRequired"
+        return str(answer.get("outcome")) if isinstance(answer, dict) else "promptRequired"
 
     async def cancel(self, session_id: str) -> None:
         self.client.cancel_questions()  # ACP: the client answers its open permission requests "cancelled"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -60,6 +62,8 @@ class ActiveCalls:
         """The answer streaming as Markdown, above the calls (crow chat); None: the answer is printed as it comes."""
         self.calls: dict[str, ToolState] = {}
         self.spinners: dict[str, Spinner] = {}
+        self.footer: list[Text] = []
+        """Below the calls: what crow chat's user typed during the turn (crow/chat/typeahead.py)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.answer is not None:
@@ -73,6 +77,7 @@ class ActiveCalls:
             yield spinner
             for line in state.tail(TAIL_LINES):
                 yield Text("    " + printable(line), style="dim", no_wrap=True, overflow="ellipsis")
+        yield from self.footer
 
 
 class LiveView:
@@ -94,10 +99,12 @@ class LiveView:
         self.warned: set[str] = set()
         self.used: int | None = None
         self.cost: Any = None
+        self.input_paused: Callable[[], AbstractContextManager[None]] = nullcontext
+        """Around a permission question: crow chat stops reading the keys typed ahead while it asks."""
 
     # -- the live region
     def _show_live(self) -> None:
-        if (self.active.calls or (self.answer and self.answer.text)) and self.live is None:
+        if (self.active.calls or self.active.footer or (self.answer and self.answer.text)) and self.live is None:
             self.live = Live(
                 self.active,
                 console=self.out,
@@ -129,6 +136,16 @@ class LiveView:
     def _write(self, text: str, style: str | None = None) -> None:
         self.out.print(printable(text), end="", style=style, markup=False, highlight=False, soft_wrap=True)
         self.at_line_start = text.endswith("\n")
+
+    def typing(self, queued: list[str], typed: str) -> None:
+        """crow chat's type-ahead under the live answer: the queued messages, then the line being typed."""
+        self.active.footer = [Text("queued: " + printable(line), style="dim") for line in queued]
+        if typed:
+            self.active.footer.append(Text("> " + printable(typed)))
+        if self.active.footer:
+            self._show_live()
+        elif not (self.active.calls or (self.answer and self.answer.text)):
+            self._hide_live()
 
     # -- the stream
     def text(self, chunk: str) -> None:
@@ -227,7 +244,8 @@ class LiveView:
                 self.out.print(Text("  " + REFUSED, style="yellow"))
                 return None
             question = "  [y] allow once  [a] always  [N] reject: "
-            answer = await read_answer(question, self.screen.out)
+            with self.input_paused():
+                answer = await read_answer(question, self.screen.out)
             if not answer.endswith("\n"):
                 self.out.print()  # Ctrl-D left the cursor on the question line
             return answer
