@@ -2,8 +2,9 @@
 
 It is `crow run` turn after turn: the same hosted agent and client (crow/run/link.py, client.py), the same
 live view with the answer rendered as Markdown (crow/run/live.py), the same fail-closed permission prompt.
-Around it: a line editor with history (editor.py), crow's slash commands and the session's (commands.py),
-and one session whose "always" answers hold until /new or /resume. prompt_toolkit is imported only here.
+Around it: a line editor with history (editor.py), what is typed during a turn, queued or steered (typeahead.py),
+crow's slash commands and the session's (commands.py), and one session whose "always" answers hold until /new or
+/resume. prompt_toolkit is imported only here.
 """
 
 from __future__ import annotations

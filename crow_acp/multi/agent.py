@@ -41,6 +41,7 @@ from acp.schema import (
 
 from ..acp.agent import AcpAgent
 from ..acp.prompt.message import as_dicts, user_text
+from ..acp.rpc.capabilities import without_steering
 from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
 from .children import ChildSessions
@@ -110,7 +111,7 @@ class MultiAgent:
             )
             for member in self.members
         ]
-        return answers[0]
+        return without_steering(answers[0])
 
     async def shutdown(self) -> None:
         await asyncio.gather(*(member.shutdown() for member in self.members))

@@ -56,3 +56,12 @@ def initialize_response(protocol_version: int, client_capabilities: ClientCapabi
         auth_methods=auth_methods(client_capabilities),
         field_meta=STEERING,
     )
+
+
+def without_steering(answer: Any) -> Any:
+    """A member's `initialize` answer as a graph gives it (multi/agent.py): a graph serves no `_session/steering`
+    (its runs hand a turn from member to member), so it does not advertise it."""
+    if not isinstance(answer, InitializeResponse) or not answer.field_meta:
+        return answer
+    meta = {key: value for key, value in answer.field_meta.items() if key not in STEERING}
+    return answer.model_copy(update={"field_meta": meta or None})
