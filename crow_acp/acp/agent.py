@@ -47,7 +47,6 @@ from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
 from .extensions import ServesExtensions
 from .prompt.message import as_dicts
-from .prompt.steering import Steering
 from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
@@ -87,8 +86,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
         self.parts = AgentParts(tools, instructions)
         self.callbacks = self.parts.around(callbacks or CrowCallbacks())
         self.editor = EditorLink()
-        self._store = store
-        self._owns_store = store is None
+        self._store, self._owns_store = store, store is None
         self._background: set[asyncio.Task[Any]] = set()
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self.models = Models(self.config)
@@ -103,7 +101,6 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
             spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
-        self.steering = Steering(self.opener.live, lambda blocks, sid: self.prompt(blocks, sid), self._spawn)
         if model is not None and not isinstance(model, str):
             self.models.use(model)
 

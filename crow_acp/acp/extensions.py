@@ -6,16 +6,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
+from .prompt.steering import Steering
+
 if TYPE_CHECKING:
-    from .prompt.steering import Steering
+    from .sessions.opener import SessionOpener
 
 
 class ServesExtensions:
-    steering: Steering
+    """What it uses of AcpAgent: the opener, the prompt handler (a new turn) and its background tasks."""
+
+    opener: SessionOpener
+    prompt: Callable[[list[Any], str], Coroutine[Any, Any, Any]]
+    _spawn: Callable[[Coroutine[Any, Any, Any]], None]
+
+    @cached_property
+    def steering(self) -> Steering:
+        return Steering(self.opener.live, self.prompt, self._spawn)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "session/steering":
