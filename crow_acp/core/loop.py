@@ -1,12 +1,14 @@
 """The streaming ReAct loop: hooks, model stream, tool calls, repeat.
 
-    pre_request → stream the reply (text, reasoning, tool calls) → record it → post_response
-      → no tool calls: end_turn (or max_tokens)
+    pre_request → steered messages recorded → stream the reply (text, reasoning, tool calls) → record it
+      → post_response
+      → no tool calls: end_turn (or max_tokens), unless a steered message waits: next step
       → tool calls: pending → before_tool steps (guards, then permission) → in_progress → call
         (concurrently) → after_tool → completed/failed
         → results recorded → next step (at most max_steps, then max_turn_requests)
 
-Cancellation is the caller's cancel scope. Whatever happens, the history stays valid: every
+Cancellation is the caller's cancel scope; a steered message cuts the streaming reply off with a scope of
+its own (core/steering.py). Whatever happens, the history stays valid: every
 recorded tool call gets a result, and the partial reply that was shown is what is recorded.
 """
 

@@ -199,6 +199,8 @@ class SessionOpener:
         entries = await self._stored_entries(session_id)
         self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories, prompt)
+        if (how := cut_off(session.history)) is not None:  # crow stopped mid-turn: held, so said after the replay
+            await self.outbox.emit(cut_mark(session_id, how))
         # The rows read, plus the results repair_history gave to calls a killed process left open.
         stored = {entry.row_id for entry in entries}
         shown = (
@@ -295,8 +297,6 @@ class SessionOpener:
         if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
             await self.outbox.emit(usage)
         await report_failures(session)
-        if (how := cut_off(session.history)) is not None:  # crow stopped mid-turn: said after the replay
-            await self.outbox.emit(cut_mark(session_id, how))
         for notice in config_warnings(session_id, self.config.warnings()):
             await self.outbox.emit(notice)
         if self.editor.conn and (commands := all_commands(session)):
