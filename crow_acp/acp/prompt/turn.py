@@ -26,6 +26,7 @@ from ...events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinishe
 from ...history import EntryMeta
 from ...policy.modes import note_mode_change, plan_note
 from ...policy.permissions import Permissions
+from ...telemetry import gen_ai
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error, model_retries_shown
 from . import thinking
@@ -69,7 +70,13 @@ class TurnRunner:
 
     async def run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         """One prompt, in a session whose lock the caller holds: its stop reason, or the RequestError
-        the editor gets."""
+        the editor gets. Traced as one invoke_agent span (telemetry/gen_ai.py)."""
+        with gen_ai.invoke_agent(str(session.data.get("agent") or "crow"), session.id, user_text(blocks)) as span:
+            stop = await self._run(session, blocks, cancels)
+            span.set("crow.stop_reason", stop)
+            return stop
+
+    async def _run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
         command = session.commands.get(split_command(text)[0])
         stop, error = "cancelled", None

@@ -1,0 +1,99 @@
+"""Traces: a real OTLP/HTTP receiver gets one trace per turn, with the GenAI conventions' spans, their
+parent-child links and attributes, from `crow acp` (and `crow serve`, and a MultiAgent's members);
+no key, and no prompt text or tool arguments unless the operator opted in."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from support.helpers import RecordingClient, crow_env, echo_stdio, run_crow, text, write_config
+from support.otlp_receiver import ReceivedSpan, otlp_receiver
+
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
+
+pytestmark = pytest.mark.anyio
+KEY = "sk-trace-test-key-0123456789"
+PROMPT = "please echo the words PURPLE-ELEPHANT"
+ARGUMENT = "ARGUMENT-MARMALADE"
+USAGE = {"prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 100}}
+
+
+def tool_turn() -> list[Reply]:
+    calls = [ToolCall("echo__echo", {"text": ARGUMENT}, id="e1"), ToolCall("echo__add", {"a": 2, "b": 3}, id="a1")]
+    return [Reply(text="Echoing.", tool_calls=calls, usage=USAGE), Reply(text="done", usage=USAGE)]
+
+
+def by_id(spans: list[ReceivedSpan]) -> dict[str, ReceivedSpan]:
+    return {s.span_id: s for s in spans}
+
+
+def parent(span: ReceivedSpan, spans: list[ReceivedSpan]) -> ReceivedSpan:
+    return by_id(spans)[span.parent_id]
+
+
+async def one_turn(env: dict[str, str], cwd: str, prompt: str) -> RecordingClient:
+    client = RecordingClient()
+    async with run_crow(client, env) as (conn, _):
+        with anyio.fail_after(60):
+            sid = (await conn.new_session(cwd=cwd, mcp_servers=[echo_stdio()])).session_id
+            await conn.set_session_mode(session_id=sid, mode_id="ask")
+            assert (await conn.prompt(session_id=sid, prompt=[text(prompt)])).stop_reason == "end_turn"
+    return client  # crow has exited: it flushed its spans on the way out
+
+
+async def test_a_tool_turn_through_crow_acp_is_one_trace_of_genai_spans(crow_home, tmp_path):
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(tool_turn()) as model:
+            env = crow_env(crow_home, model.base_url, OPENAI_API_KEY=KEY, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            client = await one_turn(env, str(tmp_path), PROMPT)
+    assert len(client.permission_requests) == 1  # echo__add asked; echo__echo is read-only
+    spans = receiver.spans
+    assert set(receiver.paths) == {"/v1/traces"}
+    assert len({s.trace_id for s in spans}) == 1, [s.name for s in spans]  # the turn is one trace
+    [turn] = receiver.named("invoke_agent")
+    assert turn.name == "invoke_agent crow" and turn.parent_id == ""
+    assert turn.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert turn.attributes["gen_ai.agent.name"] == "crow" and turn.attributes["crow.stop_reason"] == "end_turn"
+    chats = receiver.named("chat ")
+    assert len(chats) == 2 and all(parent(c, spans) is turn for c in chats)
+    for chat in chats:
+        assert chat.kind == 3  # SPAN_KIND_CLIENT
+        assert chat.attributes["gen_ai.operation.name"] == "chat"
+        assert chat.attributes["gen_ai.provider.name"] == "openai"
+        assert chat.attributes["gen_ai.request.model"] == chat.name.removeprefix("chat ")
+        assert chat.attributes["gen_ai.usage.input_tokens"] == 120
+        assert chat.attributes["gen_ai.usage.output_tokens"] == 9
+        assert chat.attributes["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert sorted(c.attributes["gen_ai.response.finish_reasons"][0] for c in chats) == ["stop", "tool_calls"]
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in receiver.named("execute_tool")}
+    assert set(tools) == {"e1", "a1"}
+    for call_id, name in (("e1", "echo__echo"), ("a1", "echo__add")):
+        tool = tools[call_id]
+        assert tool.name == f"execute_tool {name}" and parent(tool, spans) is turn
+        assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+        assert tool.attributes["gen_ai.tool.name"] == name
+        [mcp] = [s for s in receiver.named("tools/call") if s.parent_id == tool.span_id]
+        assert mcp.attributes["mcp.method.name"] == "tools/call" and mcp.kind == 3
+    [asked] = receiver.named("permission")
+    assert asked.name == "permission echo__add" and parent(asked, spans) is tools["a1"]
+    assert turn.resource["service.name"] == "crow"
+    raw = receiver.raw()
+    for secret in (KEY, "PURPLE-ELEPHANT", ARGUMENT):  # not opted in: no prompt, no arguments; a key never
+        assert secret.encode() not in raw
+
+
+async def test_opted_in_spans_carry_the_prompt_and_the_arguments_but_never_a_key(crow_home, tmp_path):
+    write_config(crow_home, "[telemetry]\nrecord_content = true\n")
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(tool_turn()) as model:
+            env = crow_env(crow_home, model.base_url, OPENAI_API_KEY=KEY)
+            write_config(crow_home, f'[telemetry]\nrecord_content = true\ntraces_endpoint = "{url}"\n')
+            await one_turn(env, str(tmp_path), f"{PROMPT} with my key {KEY}")
+    [turn] = receiver.named("invoke_agent")
+    assert "PURPLE-ELEPHANT" in turn.attributes["gen_ai.input.messages"]
+    assert "[redacted key]" in turn.attributes["gen_ai.input.messages"]
+    [echo] = [s for s in receiver.named("execute_tool") if s.attributes["gen_ai.tool.call.id"] == "e1"]
+    assert ARGUMENT in echo.attributes["gen_ai.tool.call.arguments"]
+    assert ARGUMENT in echo.attributes["gen_ai.tool.call.result"]
+    assert any("done" in c.attributes.get("gen_ai.output.messages", "") for c in receiver.named("chat"))
+    assert KEY.encode() not in receiver.raw()
