@@ -44,6 +44,8 @@ def configure_logging(log_dir: Path, *, stderr: bool = True, fmt: str = "text") 
     except OSError as exc:
         sys.stderr.write(f"crow: cannot write logs to {log_dir}: {exc}\n")
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers)
+    if fmt not in ("text", "json"):  # only CROW_LOG_FORMAT can be wrong: the flag and the config are checked
+        log.warning("CROW_LOG_FORMAT=%r is not text or json; using text", fmt[:40])
     if fmt == "json":
         from ..telemetry.log_json import JsonFormatter
 

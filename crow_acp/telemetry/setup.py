@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -58,15 +57,6 @@ def traced(config: Config) -> Iterator[bool]:
         stop_tracing()
 
 
-LOG_FORMATS = ("text", "json")
-
-
 def log_format(flag: str | None, config: Config) -> str:
-    """--log-format, else CROW_LOG_FORMAT, else [telemetry] log_format (a bad variable: text, and a warning)."""
-    if flag:
-        return flag
-    raw = os.environ.get("CROW_LOG_FORMAT", "").strip().lower()
-    if raw and raw not in LOG_FORMATS:
-        sys.stderr.write(f"crow: CROW_LOG_FORMAT={raw[:40]!r} is not text or json; using text\n")
-        return "text"
-    return raw or config.telemetry.log_format
+    """--log-format, else CROW_LOG_FORMAT, else [telemetry] log_format (configure_logging refuses a bad one)."""
+    return flag or os.environ.get("CROW_LOG_FORMAT", "").strip().lower() or config.telemetry.log_format

@@ -4,10 +4,15 @@ no key, and no prompt text or tool arguments unless the operator opted in."""
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
-from support.helpers import RecordingClient, crow_env, echo_stdio, run_crow, text, write_config
+from support.helpers import TESTS, RecordingClient, crow_env, echo_stdio, run_crow, text, write_config
+from support.multi_support import scripted
+from support.multi_support import serve as serve_graph
 from support.otlp_receiver import ReceivedSpan, otlp_receiver
+from support.serve_support import crow_serve, over_ws
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -15,6 +20,7 @@ pytestmark = pytest.mark.anyio
 KEY = "sk-trace-test-key-0123456789"
 PROMPT = "please echo the words PURPLE-ELEPHANT"
 ARGUMENT = "ARGUMENT-MARMALADE"
+PROBE_AGENT = TESTS / "agents" / "otel_probe_agent.py"
 USAGE = {"prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 100}}
 
 
@@ -83,7 +89,6 @@ async def test_a_tool_turn_through_crow_acp_is_one_trace_of_genai_spans(crow_hom
 
 
 async def test_opted_in_spans_carry_the_prompt_and_the_arguments_but_never_a_key(crow_home, tmp_path):
-    write_config(crow_home, "[telemetry]\nrecord_content = true\n")
     with otlp_receiver() as (receiver, url):
         async with ScriptedModel(tool_turn()) as model:
             env = crow_env(crow_home, model.base_url, OPENAI_API_KEY=KEY)
@@ -97,3 +102,88 @@ async def test_opted_in_spans_carry_the_prompt_and_the_arguments_but_never_a_key
     assert ARGUMENT in echo.attributes["gen_ai.tool.call.result"]
     assert any("done" in c.attributes.get("gen_ai.output.messages", "") for c in receiver.named("chat"))
     assert KEY.encode() not in receiver.raw()
+
+
+async def test_crow_serve_traces_each_turn_and_flushes_on_sigterm(crow_home, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    read = ToolCall("read_file", {"path": str(tmp_path / "notes.txt")}, id="r")
+    script = [Reply(text="Reading.", tool_calls=[read], usage=USAGE), Reply(text="done", usage=USAGE)]
+    script += [Reply(text="again", usage=USAGE)]
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(script) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            async with crow_serve(env, roots=(str(tmp_path),)) as served:
+                with anyio.fail_after(60):
+                    async with over_ws(RecordingClient(), served) as conn:
+                        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                        for words in ("read it", "once more"):
+                            assert (await conn.prompt(session_id=sid, prompt=[text(words)])).stop_reason == "end_turn"
+                    served.proc.terminate()  # the batch still held is exported on the way out
+                    assert await served.proc.wait() == 0
+    turns = receiver.named("invoke_agent")
+    assert len(turns) == 2 and len({t.trace_id for t in turns}) == 2  # one trace per turn
+    for turn in turns:
+        assert turn.parent_id == "" and turn.attributes["gen_ai.conversation.id"] == sid
+        assert {s.trace_id for s in receiver.spans if s.parent_id == turn.span_id} == {turn.trace_id}
+    first = [s for s in receiver.spans if s.trace_id == turns[0].trace_id]
+    assert sorted(s.name.split()[0] for s in first) == ["chat", "chat", "execute_tool", "invoke_agent"]
+    [tool] = [s for s in first if s.name == "execute_tool read_file"]
+    assert tool.attributes["gen_ai.tool.call.id"] == "r" and tool.parent_id == turns[0].span_id
+
+
+def member_scripts() -> dict[str, list]:
+    return {
+        "coder": [Reply(text="Look.", tool_calls=[ToolCall("lookup", {"key": "k1"}, id="l1")]), Reply(text="CODED")],
+        "reviewer": [Reply(text="REVIEWED")],
+        "tester": [Reply(text="TESTED")],
+    }
+
+
+async def test_a_multiagents_members_are_child_spans_of_its_turn(crow_home, tmp_path):
+    with otlp_receiver() as (receiver, url):
+        async with scripted(**member_scripts()) as models:
+            env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
+            async with serve_graph(RecordingClient(), "build", crow_home, models, env=env) as conn:
+                with anyio.fail_after(60):
+                    sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                    assert (await conn.prompt(session_id=sid, prompt=[text("write add")])).stop_reason == "end_turn"
+    spans = receiver.spans
+    assert len({s.trace_id for s in spans}) == 1, [s.name for s in spans]
+    [graph] = [s for s in receiver.named("invoke_agent") if s.parent_id == ""]
+    assert graph.attributes["gen_ai.conversation.id"] == sid
+    members = {s.attributes["gen_ai.agent.name"]: s for s in receiver.named("invoke_agent") if s is not graph}
+    assert set(members) == {"coder", "reviewer", "tester"}
+    assert members["coder"].parent_id == graph.span_id
+    for member in members.values():  # each under the graph's turn, however deep its hand-off
+        ancestor = member
+        while ancestor.parent_id:
+            ancestor = parent(ancestor, spans)
+        assert ancestor is graph
+    assert members["reviewer"].attributes["gen_ai.conversation.id"] != sid  # the entry's session is the editor's
+    [lookup] = receiver.named("execute_tool lookup")
+    assert parent(lookup, spans) is members["coder"]
+    models_called = {c.attributes["gen_ai.request.model"]: parent(c, spans) for c in receiver.named("chat")}
+    assert {model: turn.attributes["gen_ai.agent.name"] for model, turn in models_called.items()} == {
+        "scripted-coder": "coder",
+        "scripted-reviewer": "reviewer",
+        "scripted-tester": "tester",
+    }
+
+
+@pytest.mark.parametrize("endpoint", [None, "on"])
+async def test_opentelemetrys_sdk_is_imported_only_when_tracing_is_on(crow_home, tmp_path, endpoint):
+    script = [Reply(tool_calls=[ToolCall("probe", {}, id="p")]), Reply(text="ok")]
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(script) as model:
+            env = crow_env(crow_home, model.base_url, **({"OTEL_EXPORTER_OTLP_ENDPOINT": url} if endpoint else {}))
+            client = RecordingClient()
+            async with run_crow(client, env, "--agent", f"{PROBE_AGENT}:build", exec_=True) as (conn, _):
+                with anyio.fail_after(60):  # exec'd, not forked: nothing preloaded by the fork server
+                    sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                    await conn.prompt(session_id=sid, prompt=[text("probe")])
+    result = json.dumps([u.model_dump(mode="json") for u in client.tool_updates("p")])
+    if endpoint:
+        assert "imported: opentelemetry.sdk,opentelemetry.exporter.otlp.proto.http" in result
+        assert receiver.named("execute_tool probe")
+    else:
+        assert "imported: none" in result and not receiver.spans

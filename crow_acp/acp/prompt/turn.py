@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ...model.profiles import Models
 
 log = logging.getLogger(__name__)
+TURN_FAILED = {"event": "turn_failed"}
+"""The `event` of the log line a failed turn writes (--log-format json shows it)."""
 REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))
 """What the default agent adds to every model request, in order (core/request.py adds the strict history)."""
 
@@ -121,9 +123,9 @@ class TurnRunner:
             return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
-                log.exception("turn failed")
+                log.exception("turn failed", extra=TURN_FAILED)
             else:  # e.g. the model's final error after retries: crow.log keeps it for the user
-                log.error("turn failed: %s", exc)
+                log.error("turn failed: %s", exc, extra=TURN_FAILED)
             return "end_turn", exc
 
     async def model_turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:
