@@ -187,3 +187,19 @@ async def test_opentelemetrys_sdk_is_imported_only_when_tracing_is_on(crow_home,
         assert receiver.named("execute_tool probe")
     else:
         assert "imported: none" in result and not receiver.spans
+
+
+async def test_a_compaction_is_a_span_of_its_turn(crow_home, tmp_path):
+    script = [Reply(text="first", usage=USAGE), Reply(text="second", usage=USAGE), Reply(text="SUMMARY", usage=USAGE)]
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(script) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            async with run_crow(RecordingClient(), env) as (conn, _):
+                with anyio.fail_after(60):
+                    sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                    for words in ("hello", "again", "/compact"):
+                        await conn.prompt(session_id=sid, prompt=[text(words)])
+    turns = receiver.named("invoke_agent")
+    [compaction] = receiver.named("compaction")
+    assert len(turns) == 3 and compaction.parent_id == turns[2].span_id and compaction.status != 2
+    assert compaction.attributes["crow.compaction.id"]
