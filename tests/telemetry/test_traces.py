@@ -8,7 +8,7 @@ import json
 
 import anyio
 import pytest
-from support.helpers import TESTS, RecordingClient, crow_env, echo_stdio, run_crow, text, write_config
+from support.helpers import TESTS, RecordingClient, crow_command, crow_env, echo_stdio, run_crow, text, write_config
 from support.multi_support import scripted
 from support.multi_support import serve as serve_graph
 from support.otlp_receiver import ReceivedSpan, otlp_receiver
@@ -37,11 +37,12 @@ def parent(span: ReceivedSpan, spans: list[ReceivedSpan]) -> ReceivedSpan:
     return by_id(spans)[span.parent_id]
 
 
-async def one_turn(env: dict[str, str], cwd: str, prompt: str) -> RecordingClient:
+async def one_turn(env: dict[str, str], cwd: str, prompt: str, mcp_servers: list | None = None) -> RecordingClient:
     client = RecordingClient()
     async with run_crow(client, env) as (conn, _):
         with anyio.fail_after(60):
-            sid = (await conn.new_session(cwd=cwd, mcp_servers=[echo_stdio()])).session_id
+            servers = [echo_stdio()] if mcp_servers is None else mcp_servers
+            sid = (await conn.new_session(cwd=cwd, mcp_servers=servers)).session_id
             await conn.set_session_mode(session_id=sid, mode_id="ask")
             assert (await conn.prompt(session_id=sid, prompt=[text(prompt)])).stop_reason == "end_turn"
     return client  # crow has exited: it flushed its spans on the way out
@@ -203,3 +204,54 @@ async def test_a_compaction_is_a_span_of_its_turn(crow_home, tmp_path):
     [compaction] = receiver.named("compaction")
     assert len(turns) == 3 and compaction.parent_id == turns[2].span_id and compaction.status != 2
     assert compaction.attributes["crow.compaction.id"]
+
+
+async def test_a_delegates_turn_is_a_child_span_of_its_tool_call(crow_home, tmp_path):
+    write_config(crow_home, '[delegate]\nenabled = true\nagents = ["crow"]\n')
+
+    def respond(request: dict) -> Reply:
+        asked = request["messages"][-1]
+        if asked["role"] == "tool":
+            return Reply(text="PARENT-DONE")
+        if "TASK-A" in str(asked["content"]):
+            return Reply(text="ANSWER-A")
+        return Reply(tool_calls=[ToolCall("delegate", {"task": "TASK-A"}, id="call_a")])
+
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(default=respond) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            await one_turn(env, str(tmp_path), "go", mcp_servers=[])
+    spans = receiver.spans
+    assert len({s.trace_id for s in spans}) == 1, [s.name for s in spans]
+    [parent_turn] = [s for s in receiver.named("invoke_agent") if s.parent_id == ""]
+    [tool] = receiver.named("execute_tool delegate")
+    [helper] = [s for s in receiver.named("invoke_agent") if s is not parent_turn]
+    assert parent(tool, spans) is parent_turn and parent(helper, spans) is tool
+    assert helper.attributes["gen_ai.conversation.id"] != parent_turn.attributes["gen_ai.conversation.id"]
+
+
+async def test_a_tool_name_of_invalid_unicode_does_not_lose_the_trace(crow_home, tmp_path):
+    script = [Reply(tool_calls=[ToolCall("bad\ud800name", {}, id="u")]), Reply(text="ok")]
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(script) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            await one_turn(env, str(tmp_path), "go", mcp_servers=[])
+    [tool] = receiver.named("execute_tool")
+    assert tool.attributes["gen_ai.tool.name"] == "bad\ufffdname" and tool.status == 2  # unknown: an error
+    assert len(receiver.named("invoke_agent")) == 1
+
+
+async def test_crow_run_traces_its_turn_and_logs_json(crow_home, tmp_path):
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel([Reply(text="hi there", usage=USAGE)]) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url, CROW_LOG_LEVEL="DEBUG")
+            command = crow_command("run", "hi", "--cwd", str(tmp_path), "--log-format", "json")
+            done = await anyio.run_process(command, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    [turn] = receiver.named("invoke_agent")
+    [chat] = receiver.named("chat")
+    assert chat.parent_id == turn.span_id and chat.attributes["gen_ai.usage.output_tokens"] == 9
+    lines = [json.loads(line) for line in (crow_home / "logs" / "crow.log").read_text().splitlines()]
+    assert lines and all(set(line) >= {"time", "level", "logger", "message", "trace_id"} for line in lines)
+    during = [line for line in lines if line["session"] is not None]  # the model request's debug lines
+    assert during and {line["trace_id"] for line in during} == {turn.trace_id}
