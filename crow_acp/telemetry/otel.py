@@ -9,6 +9,7 @@ A span that fails gets status ERROR and `error.type`; a cancelled one (BaseExcep
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
@@ -24,6 +25,8 @@ from ..version import __version__
 from .spans import Kind, Value
 
 KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}
+SHUTDOWN_SECONDS = 3.0
+"""How long an exit waits for the last spans: a collector that is down must not hold crow for its retries."""
 
 
 class OtelSpan:
@@ -45,7 +48,8 @@ class OtelTracer:
     def __init__(self, endpoint: str | None) -> None:
         """`endpoint`: the collector's traces URL; None lets the exporter read OTEL_EXPORTER_OTLP_*."""
         resource = Resource.create({"service.name": "crow", "service.version": __version__})
-        self.provider = TracerProvider(resource=resource)  # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply
+        # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply; crow shuts it down itself (shutdown()).
+        self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
         self._tracer = self.provider.get_tracer("crow", __version__)
 
@@ -71,4 +75,8 @@ class OtelTracer:
         return format(context.trace_id, "032x") if context.is_valid else None
 
     def shutdown(self) -> None:
-        self.provider.shutdown()  # the batch processor exports what it holds first
+        """Export what is held, for SHUTDOWN_SECONDS at most (the SDK's shutdown takes no timeout: it runs
+        on a daemon thread, given up on after that; a collector that is down costs the exit no more)."""
+        closing = threading.Thread(target=self.provider.shutdown, name="crow-trace-flush", daemon=True)
+        closing.start()
+        closing.join(SHUTDOWN_SECONDS)

@@ -255,3 +255,16 @@ async def test_crow_run_traces_its_turn_and_logs_json(crow_home, tmp_path):
     assert lines and all(set(line) >= {"time", "level", "logger", "message", "trace_id"} for line in lines)
     during = [line for line in lines if line["session"] is not None]  # the model request's debug lines
     assert during and {line["trace_id"] for line in during} == {turn.trace_id}
+
+
+async def test_a_collector_that_is_down_costs_the_turn_nothing(crow_home, tmp_path):
+    async with ScriptedModel([Reply(text="still here")]) as model:
+        env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9")  # nothing there
+        client = RecordingClient()
+        async with run_crow(client, env) as (conn, proc):
+            with anyio.fail_after(60):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                assert (await conn.prompt(session_id=sid, prompt=[text("hi")])).stop_reason == "end_turn"
+                proc.stdin.close()
+                assert await proc.wait() == 0  # the flush gave up: crow ends as usual
+    assert client.text() == "still here"
