@@ -80,6 +80,8 @@ async def telemetry_overhead(url: str, turns: int = 40, rounds: int = 3) -> dict
                     env = crow_env(home, model.base_url, CROW_DATABASE_URL=url, CROW_LOG_LEVEL="WARNING", **traced)
                     async with crow_serve(env, roots=(str(work),), python_args=EXECED) as served:
                         runs[mode].append(await tool_turns(served, work, turns))
+                        wall, cpu = runs[mode][-1]
+                        print(f"  round {round_ + 1}, tracing {mode}: {1000 * wall:.1f} ms wall, {1000 * cpu:.2f} ms CPU")
                         served.proc.terminate()  # tracing flushes its spans on the way out
                         await served.proc.wait()
         exported = len(receiver.named("invoke_agent"))
