@@ -28,6 +28,9 @@ environment:
   CROW_SERVE_TOKEN   the token `crow serve` requires of clients (or --token-file)
   CROW_HOST_ID       this host's name in session leases, for hosts that share a hostname (containers)
   CROW_LOG_LEVEL     DEBUG, INFO (default), WARNING or ERROR
+  CROW_LOG_FORMAT    text (default) or json: one JSON object per log line (or --log-format)
+  OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector: every turn is a trace there (OTEL_SDK_DISABLED=true
+                     or OTEL_TRACES_EXPORTER=none: off; the SDK's other OTEL_* variables apply)
   also read: SHELL (else COMSPEC), named in the system prompt; TIKTOKEN_CACHE_DIR (else
   DATA_GYM_CACHE_DIR), where tiktoken's encodings are cached
 
