@@ -81,12 +81,17 @@ async def telemetry_overhead(url: str, turns: int = 40, rounds: int = 3) -> dict
                     async with crow_serve(env, roots=(str(work),), python_args=EXECED) as served:
                         runs[mode].append(await tool_turns(served, work, turns))
                         wall, cpu = runs[mode][-1]
-                        print(f"  round {round_ + 1}, tracing {mode}: {1000 * wall:.1f} ms wall, {1000 * cpu:.2f} ms CPU")
+                        print(
+                            f"  round {round_ + 1}, tracing {mode}: {1000 * wall:.1f} ms wall, {1000 * cpu:.2f} ms CPU"
+                        )
                         served.proc.terminate()  # tracing flushes its spans on the way out
                         await served.proc.wait()
         exported = len(receiver.named("invoke_agent"))
+        print(f"the spans of one tool turn: {1e6 * spans_cost(endpoint):.0f} us CPU of the thread opening them")
     assert exported == rounds * (turns + WARM_UP), f"{exported} turns traced"
-    return {mode: tuple(statistics.median(f) for f in zip(*figures, strict=True)) for mode, figures in runs.items()}
+    return {
+        mode: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got)) for mode, got in runs.items()
+    }
 
 
 def metrics_cost(turns: int = 20_000) -> float:
@@ -124,6 +129,35 @@ def metrics_cost(turns: int = 20_000) -> float:
         for kind in ("write", "write", "write", "call"):
             metrics.store_timing(kind, 0.001)
     return (time.thread_time() - began) / turns
+
+
+def spans_cost(endpoint: str, turns: int = 400) -> float:
+    """CPU seconds of this thread the spans of one tool turn take with the real SDK (invoke_agent, two chats, one
+    execute_tool), exported to `endpoint` by the SDK's thread (its encoding and sending are not counted here).
+    400 turns: their 1,600 spans fit the SDK's queue (2,048), so none is dropped."""
+    from crow_acp.events import Usage
+    from crow_acp.telemetry import gen_ai, spans
+    from crow_acp.telemetry.otel import OtelTracer
+
+    def turn() -> None:
+        with gen_ai.invoke_agent("crow", "s" * 32, "read the notes") as agent:
+            with gen_ai.chat("gpt-4o-mini", "openai") as chat:
+                gen_ai.replied(chat, Usage(180, 8), "tool_calls", ["Reading."])
+            with gen_ai.execute_tool("read_file", "call_0123456789ab", {"path": "notes.txt"}) as tool:
+                gen_ai.tool_done(tool, "hello", False)
+            with gen_ai.chat("gpt-4o-mini", "openai") as chat:
+                gen_ai.replied(chat, Usage(200, 5), "stop", ["done"])
+            agent.set("crow.stop_reason", "end_turn")
+
+    tracer = OtelTracer(endpoint + "/v1/traces")
+    spans.install(tracer)
+    try:
+        began = time.thread_time()
+        for _ in range(turns):
+            turn()
+        return (time.thread_time() - began) / turns
+    finally:
+        spans.shutdown()
 
 
 def report(figures: dict[str, tuple[float, float]], turns: int, rounds: int) -> None:
