@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/serve_load.py                  # median of 7 loads per transport
     .venv/bin/python benchmarks/serve_load.py --profile out    # also sample the server with py-spy:
                                                                # out.txt, collapsed stacks (pip install py-spy)
+    .venv/bin/python benchmarks/serve_load.py --telemetry      # a tool turn, tracing off and on
+                                                               # (benchmarks/serve_telemetry.py)
 
 Prints, per transport: the client's wall time from the request to the response (the whole replay
 arrives first), and the CPU time the crow serve process spent on it (read from /proc: the machine is
@@ -99,9 +101,21 @@ async def main() -> None:
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--profile", help="cProfile the server into PROFILE.prof")
+    parser.add_argument("--telemetry", action="store_true", help="a tool turn's time with tracing off and on")
+    parser.add_argument("--turns", type=int, default=40, help="--telemetry: measured tool turns per server")
+    parser.add_argument("--rounds", type=int, default=3, help="--telemetry: servers started per mode")
     args = parser.parse_args()
     with PostgresServer(durable=True) as postgres:
-        await load_figures(postgres, args.messages, args.runs, args.profile)
+        if args.telemetry:
+            await telemetry_figures(postgres, args.turns, args.rounds)
+        else:
+            await load_figures(postgres, args.messages, args.runs, args.profile)
+
+
+async def telemetry_figures(postgres: PostgresServer, turns: int, rounds: int) -> None:
+    from serve_telemetry import report, telemetry_overhead
+
+    report(await telemetry_overhead(postgres.new_database(), turns, rounds), turns, rounds)
 
 
 async def load_figures(postgres: PostgresServer, messages: int, runs: int, profile: str | None = None) -> None:

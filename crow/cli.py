@@ -28,6 +28,9 @@ environment:
   CROW_SERVE_TOKEN   the token `crow serve` requires of clients (or --token-file)
   CROW_HOST_ID       this host's name in session leases, for hosts that share a hostname (containers)
   CROW_LOG_LEVEL     DEBUG, INFO (default), WARNING or ERROR
+  CROW_LOG_FORMAT    text (default) or json: one JSON object per log line (or --log-format)
+  OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector: every turn is a trace there (OTEL_SDK_DISABLED=true
+                     or OTEL_TRACES_EXPORTER=none: off; the SDK's other OTEL_* variables apply)
   also read: SHELL (else COMSPEC), named in the system prompt; TIKTOKEN_CACHE_DIR (else
   DATA_GYM_CACHE_DIR), where tiktoken's encodings are cached
 
@@ -54,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     agent = argparse.ArgumentParser(add_help=False, parents=[home])
     agent.add_argument("--agent", help="serve a Python agent: MODULE:ATTR or path/to/file.py:ATTR")
     agent.add_argument("--model", help="model profile or model id (overrides CROW_MODEL and config)")
+    agent.add_argument(
+        "--log-format", choices=["text", "json"], help="log lines as text or one JSON object each (CROW_LOG_FORMAT)"
+    )
     acp = commands.add_parser("acp", parents=[agent], help="serve the agent over ACP on stdio (what Zed runs)")
     acp.add_argument("--log-file-only", action="store_true", help=argparse.SUPPRESS)  # logs to crow.log only
     run = commands.add_parser(
@@ -178,7 +184,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         startup_gc.pause()  # resumed once the agent is built
     if args.command == "acp":
-        serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only)
+        serve_agent(args.agent, args.model, log_to_stderr=not args.log_file_only, log_format=args.log_format)
         return 0
     if args.command == "run":
         return run_terminal(args)
@@ -203,10 +209,14 @@ def _dispatch(args: argparse.Namespace) -> int:
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))
 
 
-def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = True) -> None:
+def serve_agent(
+    spec: str | None, model: str | None, *, log_to_stderr: bool = True, log_format: str | None = None
+) -> None:
     from crow.agent_loader import load_agent
     from crow_acp.server.stdin import watchable
     from crow_acp.server.stdio import configure_logging, protect_stdout, serve
+    from crow_acp.telemetry.setup import log_format as chosen_format
+    from crow_acp.telemetry.setup import traced
 
     if not watchable(1):
         raise Exit(
@@ -219,16 +229,18 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
     if spec is None:  # the default agent is built once initialize is answered (crow_acp/server/lazy_agent.py)
         from crow_acp.server.lazy_agent import LazyAgent
 
-        configure_logging(config.log_dir, stderr=log_to_stderr)
-        serve(LazyAgent(lambda: signing_in(load_agent(None, config))), protocol_fd=protect_stdout())
+        configure_logging(config.log_dir, stderr=log_to_stderr, fmt=chosen_format(log_format, config))
+        with traced(config):
+            serve(LazyAgent(lambda: signing_in(load_agent(None, config))), protocol_fd=protect_stdout())
         return
-    configure_logging(config.log_dir, stderr=log_to_stderr)
+    configure_logging(config.log_dir, stderr=log_to_stderr, fmt=chosen_format(log_format, config))
     protocol_fd = protect_stdout()  # before the user's module runs: its prints must not reach the wire
-    agent = load_agent(spec, config)
-    from crow_acp.server import startup_gc
+    with traced(config):
+        agent = load_agent(spec, config)
+        from crow_acp.server import startup_gc
 
-    startup_gc.resume()
-    serve(agent, protocol_fd=protocol_fd)
+        startup_gc.resume()
+        serve(agent, protocol_fd=protocol_fd)
 
 
 def signing_in(agent: Any) -> Any:
@@ -274,6 +286,7 @@ def run_terminal(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         agent=args.agent,
         log_dir=config.log_dir,
+        log_format=args.log_format,
         warnings=warnings,
     )
     return run_prompt(options)

@@ -146,9 +146,12 @@ def serve_command(args: argparse.Namespace) -> int:
         store = open_store(config)
     except StoreError as exc:
         raise Exit(SETUP, str(exc)) from exc
-    configure_logging(config.log_dir)
+    from crow_acp.telemetry.setup import log_format, traced
+
+    configure_logging(config.log_dir, fmt=log_format(args.log_format, config))
     try:
-        asyncio.run(serve(lambda: with_store(make_agent(), store), store, options))
+        with traced(config):
+            asyncio.run(serve(lambda: with_store(make_agent(), store), store, options))
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc
     finally:

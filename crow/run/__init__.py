@@ -13,6 +13,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from typing import Any
 
 from crow.exits import FAILED, INTERRUPTED, SETUP, USAGE, Exit, die_by
@@ -52,16 +53,19 @@ Drive = Callable[[Any, Any, "Stop"], Awaitable[int]]
 def host(options: HostOptions, view_for: Callable[[Screen], Any], drive: Drive) -> int:
     """Host the agent in this process, with the terminal kept for the view, and `drive` it."""
     from crow_acp.server.stdio import configure_logging
+    from crow_acp.telemetry.setup import log_format, traced
 
     lines = OutputLines(options.verbose)
     stop = Stop()
     status = INTERRUPTED
     with caught_output(lines, lambda: stop(signal.SIGPIPE)) as screen:
-        configure_logging(options.log_dir, stderr=options.verbose)  # stderr is caught: shown only with -v
+        fmt = log_format(options.log_format, options.config) if options.config is not None else "text"
+        configure_logging(options.log_dir, stderr=options.verbose, fmt=fmt)  # stderr is caught: shown only with -v
         view = view_for(screen)
         lines.show = view.log
         try:
-            status = asyncio.run(_main(options, view, lines, stop, drive))
+            with traced(options.config) if options.config is not None else nullcontext(False):
+                status = asyncio.run(_main(options, view, lines, stop, drive))
         except KeyboardInterrupt:
             view.interrupted()
             return INTERRUPTED

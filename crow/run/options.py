@@ -24,6 +24,8 @@ class HostOptions:
     """--agent: the agent to host instead of the default one."""
     config: Any = None
     """The loaded configuration (crow_acp.config.Config), --model applied."""
+    log_format: str | None = None
+    """--log-format: text or json (None: CROW_LOG_FORMAT, else the config's)."""
     warnings: list[str] = field(default_factory=list)
 
 

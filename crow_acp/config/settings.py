@@ -39,6 +39,7 @@ from .tables import (
     SandboxConfig,
     SessionsConfig,
     StoreConfig,
+    TelemetryConfig,
     Timeouts,
     TitleConfig,
 )
@@ -75,6 +76,8 @@ class Config(Section):
     """Where sessions are kept."""
     delegate: DelegateConfig = Field(default_factory=DelegateConfig)
     """The `delegate` tool."""
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    """Traces (OpenTelemetry) and the log format."""
     max_steps: int = Field(50, ge=1)
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)

@@ -145,3 +145,20 @@ class DelegateConfig(Section):
     """Helper sessions one editor prompt may start, at every depth together; more delegate calls are refused."""
     max_helper_calls: int = Field(200, ge=0)
     """Model calls one editor prompt's helpers may make together; a helper past it stops with the reason."""
+
+
+class TelemetryConfig(Section):
+    traces_endpoint: str | None = None
+    """An OTLP/HTTP collector's base URL (…/v1/traces is added): every turn is a trace there. The
+    OTEL_EXPORTER_OTLP_ENDPOINT variable (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) overrides it."""
+    record_content: bool = False
+    """Also record prompts, replies, tool arguments and results in spans (redacted of keys, cut to 8 KB)."""
+    log_format: Literal["text", "json"] = "text"
+    """crow.log's and stderr's lines: text, or one JSON object per line (--log-format, CROW_LOG_FORMAT)."""
+
+    @field_validator("traces_endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        return value

@@ -38,6 +38,7 @@ from ..model.client import AttachmentChunk, Finish, ReasoningChunk, TextChunk, T
 from ..model.costs import charge
 from ..plugin.decisions import ToolCallInfo
 from ..plugin.session import Tool, ToolContext, ToolTimer
+from ..telemetry import gen_ai
 from . import images
 from .draft import Draft
 from .history_rules import object_arguments
@@ -61,7 +62,10 @@ async def run_turn(turn: Turn) -> str:
     with steering.open():
         for step in range(turn.max_steps):
             await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-            reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
+            profile = session.model.profile
+            with gen_ai.chat(profile.model, gen_ai.provider(profile.api)) as span:
+                reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
+                gen_ai.replied(span, reply.usage, reply.finish_reason, reply.text_parts)
             await run_hooks(
                 turn.callbacks.post_response,
                 turn.access,
@@ -206,12 +210,14 @@ async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[
     access = SessionView(turn.session)
     info, ran = placeholder(call), False
     async with slots:
-        try:
-            info, result, ran = await _outcome(turn, call, tool, access)
-        except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
-            log.exception("tool %s failed", call.name)
-            result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
-        result = await after_tool(turn, access, info, result, ran)
+        with gen_ai.execute_tool(call.name, call.id, call.shown_args) as span:
+            try:
+                info, result, ran = await _outcome(turn, call, tool, access)
+            except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
+                log.exception("tool %s failed", call.name)
+                result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+            result = await after_tool(turn, access, info, result, ran)
+            gen_ai.tool_done(span, result.text, result.is_error)
         await _finish(turn.session, call, result, done)
 
 

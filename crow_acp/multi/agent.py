@@ -44,6 +44,7 @@ from ..acp.prompt.message import as_dicts, user_text
 from ..acp.rpc.capabilities import without_steering
 from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
+from ..telemetry import gen_ai
 from .children import ChildSessions
 from .conn import MemberConnection, replay_graph
 from .graph import DEFAULT_SHARED, Graph, Node, collect_members, entry_of, stored_members
@@ -252,7 +253,8 @@ class MultiAgent:
             run = graph.run = Run(graph, prompt, lambda update: self.outlet.send(graph.editor_sid, update), children)
             token = CURRENT_RUN.set(run)
             try:
-                outcome = await self.drive(run, prompt, None)
+                with gen_ai.invoke_agent(self.name, session_id, user_text(as_dicts(prompt))):  # members: children
+                    outcome = await self.drive(run, prompt, None)
             except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
                 if not isinstance(exc, CrowError):
                     log.exception("multi-agent run failed")

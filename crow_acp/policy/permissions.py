@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from ..config import PermissionConfig, Policy, SandboxConfig, crow_home
 from ..config.protected import ProtectedPaths
 from ..events import ToolView
+from ..telemetry import gen_ai
 from .modes import Mode, capped, current_mode, edit_inside_roots, plan_refusal
 from .remembered import always_label, command_of, is_remembered, remember
 from .sandboxing import OUTSIDE, SandboxPolicy, is_sandboxed
@@ -149,7 +150,7 @@ class Permissions:
         once_only = bool(asked.protected) or (asked.sandbox is not None and not asked.may_leave)
         offered = options(asked.command, once_only, asked.may_leave)
         try:
-            with anyio.fail_after(self.config.timeout):
+            with gen_ai.permission(tool.name, call.id), anyio.fail_after(self.config.timeout):
                 response = await session.client.request_permission(
                     session_id=session.id, tool_call=update, options=offered
                 )

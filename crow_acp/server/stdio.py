@@ -32,8 +32,9 @@ def log_level() -> tuple[str, str | None]:
     return "INFO", f"CROW_LOG_LEVEL={raw!r} is not one of {', '.join(LOG_LEVELS)}; using INFO"
 
 
-def configure_logging(log_dir: Path, *, stderr: bool = True) -> None:
-    """Log to $CROW_HOME/logs/crow.log, and to stderr unless a terminal UI owns the screen."""
+def configure_logging(log_dir: Path, *, stderr: bool = True, fmt: str = "text") -> None:
+    """Log to $CROW_HOME/logs/crow.log, and to stderr unless a terminal UI owns the screen; `fmt` "json":
+    one JSON object per line (telemetry/log_json.py)."""
     level, problem = log_level()
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)] if stderr else []
     try:
@@ -43,6 +44,13 @@ def configure_logging(log_dir: Path, *, stderr: bool = True) -> None:
     except OSError as exc:
         sys.stderr.write(f"crow: cannot write logs to {log_dir}: {exc}\n")
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers)
+    if fmt not in ("text", "json"):  # only CROW_LOG_FORMAT can be wrong: the flag and the config are checked
+        log.warning("CROW_LOG_FORMAT=%r is not text or json; using text", fmt[:40])
+    if fmt == "json":
+        from ..telemetry.log_json import JsonFormatter
+
+        for handler in handlers:
+            handler.setFormatter(JsonFormatter())
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per model request is noise
     if problem:
         log.warning(problem)

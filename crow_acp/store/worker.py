@@ -12,6 +12,7 @@ import concurrent.futures
 import logging
 import queue
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -20,6 +21,8 @@ log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 T = TypeVar("T")
+Timing = Callable[[str, float], None]
+"""Told each operation's kind ("write" or "call") and its seconds from submit to done, on the worker thread."""
 
 _STOP = object()
 
@@ -36,18 +39,20 @@ class Worker(Generic[C]):
         """Writes queued and applied: flush() needs no round trip when they are equal."""
         self.failure: BaseException | None = None
         """The first write that failed since the last flush (a full disk, a lost server)."""
+        self.timing: Timing | None = None
+        """Told how long each operation took, queue included (`crow serve`'s store latency metric)."""
 
-    def submit(self, op: Callable[[C], T]) -> concurrent.futures.Future[T]:
+    def submit(self, op: Callable[[C], T], kind: str = "call") -> concurrent.futures.Future[T]:
         if self._stopped:
             raise RuntimeError("the session store is closed")
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._queue.put((op, future))
+        self._queue.put((op, future, kind, time.monotonic()))
         return future
 
     def write(self, op: Callable[[C], Any]) -> None:
         """Queue a write nobody waits for: a failure is logged and raised by the next flush()."""
         self._queued += 1  # before the worker can count it done
-        self.submit(op).add_done_callback(self._check)
+        self.submit(op, "write").add_done_callback(self._check)
 
     async def call(self, op: Callable[[C], T]) -> T:
         return await asyncio.wrap_future(self.submit(op))
@@ -87,13 +92,20 @@ class Worker(Generic[C]):
         atexit.register(self.stop)  # writes queued when the interpreter exits still land
         try:
             while (item := self._queue.get()) is not _STOP:
-                op, future = item
+                op, future, kind, submitted = item
                 if not future.set_running_or_notify_cancel():
                     continue
+                result, error = None, None
                 try:
-                    future.set_result(op(conn))
+                    result = op(conn)
                 except BaseException as exc:  # the caller's future carries it; the worker goes on
-                    future.set_exception(exc)
+                    error = exc
+                if (timing := self.timing) is not None:  # before the caller can see it done
+                    timing(kind, time.monotonic() - submitted)
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
         finally:
             self._close(conn)
 
@@ -107,6 +119,11 @@ class Workers(Generic[C]):
 
     def __init__(self, connect: Callable[[], C], close: Callable[[C], None], count: int, name: str) -> None:
         self.all = [Worker(connect, close, f"{name}-{index}") for index in range(count)]
+
+    def time_with(self, timing: Timing) -> None:
+        """Tell `timing` how long every operation of every worker takes from now on."""
+        for worker in self.all:
+            worker.timing = timing
 
     def of(self, session_id: str) -> Worker[C]:
         return self.all[zlib.crc32(session_id.encode()) % len(self.all)]

@@ -26,6 +26,7 @@ from acp.http.asgi import AcpAsgiApp
 from acp.http.protocol import CONNECTION_ID_HEADER
 
 from ..store import SessionStore
+from ..telemetry import spans
 from .auth import Auth
 from .connection import CURRENT_USER, CrowConnection, CrowServer
 from .guard import Gate
@@ -100,11 +101,12 @@ class CrowApp:
             elif isinstance(user, int):
                 await self._refuse(scope, send, 401, "A valid bearer token is required (Authorization: Bearer …)")
             else:
-                reset = CURRENT_USER.set(user)
+                reset, named = CURRENT_USER.set(user), spans.USER.set(user.name)  # log lines name the user
                 try:
                     await self._acp_endpoint(scope, receive, send)
                 finally:
                     CURRENT_USER.reset(reset)
+                    spans.USER.reset(named)
 
     async def _acp_endpoint(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]

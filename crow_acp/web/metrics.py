@@ -6,6 +6,10 @@ client's answers, which are ACP messages). Label values are bounded: stop reason
 statuses, answers and error kinds come from fixed sets (anything else is "other"), models are the
 agent's profile names; no session id or user text is ever a label.
 
+The connection counts and the leases this server holds are read when scraped; the store's workers
+report each operation's latency, the wait in their queue included (store/worker.py), as "write" (the
+writes nobody waits for) or "call" (reads, lease changes, flushes).
+
 A model call's latency runs from the prompt (or the last tool result the model waits for) to its
 ModelCallFinished; its time to first token, to the first text, thought or tool call of the reply.
 """
@@ -43,8 +47,18 @@ def _bounded(value: Any, allowed: frozenset[str]) -> str:
     return value if isinstance(value, str) and value in allowed else "other"
 
 
+STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+"""Store operations take a millisecond, not a second: the default buckets would lump them all in the first."""
+STORE_KINDS = frozenset({"write", "call"})
+
+
 class ServeMetrics:
-    def __init__(self, connections: Callable[[], int] = lambda: 0, sessions: Callable[[], int] = lambda: 0) -> None:
+    def __init__(
+        self,
+        connections: Callable[[], int] = lambda: 0,
+        sessions: Callable[[], int] = lambda: 0,
+        leases: Callable[[], int] = lambda: 0,
+    ) -> None:
         r = self.registry = CollectorRegistry()
         self.turns = Counter("crow_turns", "Turns ended, by stop reason", ["stop_reason"], registry=r)
         self.model_calls = Counter("crow_model_calls", "Model calls that returned", ["model"], registry=r)
@@ -59,10 +73,18 @@ class ServeMetrics:
         self.cost = Counter("crow_cost", "Spend, by model and currency", ["model", "currency"], registry=r)
         Gauge("crow_connections", "Open ACP connections", registry=r).set_function(connections)
         Gauge("crow_sessions", "Sessions open on the connections", registry=r).set_function(sessions)
+        Gauge("crow_leases_held", "Session leases this server holds in the store", registry=r).set_function(leases)
+        self.store_seconds = Histogram(
+            "crow_store_seconds", "Store operation latency, queue included", ["kind"], registry=r, buckets=STORE_BUCKETS
+        )
         self._error_kinds: set[str] = set()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+    def store_timing(self, kind: str, seconds: float) -> None:
+        """A store worker's report (crow_acp/store/worker.py), on its thread: prometheus_client is thread-safe."""
+        self.store_seconds.labels(_bounded(kind, STORE_KINDS)).observe(seconds)
 
     def observer(self, model: str) -> AgentMetrics:
         return AgentMetrics(self, model)

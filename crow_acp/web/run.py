@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..acp.sessions.leases import held
 from ..errors import ConfigError
 from ..store import SessionStore
+from ..store.sql import SqlStore
 from .app import CrowApp, Limits
 from .auth import Auth
 from .bounds import ClientRules
@@ -90,7 +92,11 @@ def check_token(options: ServeOptions) -> None:
 
 def build_app(make_agent: Callable[[], ServedAgent], store: SessionStore, options: ServeOptions) -> CrowApp:
     limits = options.limits
-    metrics = ServeMetrics(lambda: len(server.crow_registry.connections), lambda: _sessions(server))
+    metrics = ServeMetrics(
+        lambda: len(server.crow_registry.connections), lambda: _sessions(server), lambda: held(store)
+    )
+    if isinstance(store, SqlStore):  # a store of crow's own: its workers report each operation's latency
+        store.workers.time_with(metrics.store_timing)
     server: CrowServer = CrowServer(
         make_agent,
         max_connections=limits.max_connections,

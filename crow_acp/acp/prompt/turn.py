@@ -27,6 +27,7 @@ from ...events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinishe
 from ...history import EntryMeta
 from ...policy.modes import note_mode_change, plan_note
 from ...policy.permissions import Permissions
+from ...telemetry import gen_ai
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error, model_retries_shown
 from . import thinking
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from ...model.profiles import Models
 
 log = logging.getLogger(__name__)
+TURN_FAILED = {"event": "turn_failed"}
+"""The `event` of the log line a failed turn writes (--log-format json shows it)."""
 REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))
 """What the default agent adds to every model request, in order (core/request.py adds the strict history)."""
 
@@ -70,7 +73,13 @@ class TurnRunner:
 
     async def run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         """One prompt, in a session whose lock the caller holds: its stop reason, or the RequestError
-        the editor gets."""
+        the editor gets. Traced as one invoke_agent span (telemetry/gen_ai.py)."""
+        with gen_ai.invoke_agent(str(session.data.get("agent") or "crow"), session.id, user_text(blocks)) as span:
+            stop = await self._run(session, blocks, cancels)
+            span.set("crow.stop_reason", stop)
+            return stop
+
+    async def _run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
         command = session.commands.get(split_command(text)[0])
         stop, error = "cancelled", None
@@ -117,9 +126,9 @@ class TurnRunner:
             return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
             if not isinstance(exc, CrowError):
-                log.exception("turn failed")
+                log.exception("turn failed", extra=TURN_FAILED)
             else:  # e.g. the model's final error after retries: crow.log keeps it for the user
-                log.error("turn failed: %s", exc)
+                log.error("turn failed: %s", exc, extra=TURN_FAILED)
             return "end_turn", exc
 
     async def model_turn(self, session: Session, blocks: list[dict[str, Any]]) -> str:

@@ -190,6 +190,11 @@ async def _renew_forever(store: SessionStore) -> None:
                 holder.lose(LeaseLost(session_id))
 
 
+def held(store: SessionStore) -> int:
+    """How many sessions of `store` this process holds the lease of (`crow serve`'s leases gauge)."""
+    return len(_OPEN.get(store, {}))
+
+
 def busy_error(busy: SessionBusy) -> RequestError:
     data = {"sessionId": busy.session_id, "host": busy.host, "pid": busy.pid, "retryAfter": round(busy.expires_in, 1)}
     return RequestError(SESSION_BUSY, str(busy), data)
