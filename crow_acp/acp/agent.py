@@ -19,6 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
+from acp import RequestError
 from acp.schema import (
     AuthenticateResponse,
     DeleteSessionResponse,
@@ -101,6 +102,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
             spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
+        self.turns.checkpoints = self.opener.checkpoints
         if model is not None and not isinstance(model, str):
             self.models.use(model)
 
@@ -286,6 +288,13 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
             stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)
+
+    # ACP: extension requests
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`_crow/rewind` (sessions/rewind.py); any other extension is "method not found"."""
+        if method == "crow/rewind":
+            return await self.opener.rewinds.request(params)
+        raise RequestError.method_not_found(f"_{method}")
 
     def config_options(self, session_id: str) -> list[Any]:
         """The session's config options for the editor (sessions/options.py)."""

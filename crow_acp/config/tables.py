@@ -145,3 +145,14 @@ class DelegateConfig(Section):
     """Helper sessions one editor prompt may start, at every depth together; more delegate calls are refused."""
     max_helper_calls: int = Field(200, ge=0)
     """Model calls one editor prompt's helpers may make together; a helper past it stops with the reason."""
+
+
+class CheckpointConfig(Section):
+    enabled: bool = True
+    """Before each prompt, keep the files under the session's roots, so /rewind can put them back."""
+    max_file_bytes: int = Field(5 * 1024 * 1024, ge=0)
+    """A file larger than this is not kept (a rewind names it "not restored")."""
+    max_session_bytes: int = Field(500 * 1024 * 1024, ge=0)
+    """The most the checkpoints of one session keep; files past it are not kept."""
+    max_files: int = Field(100_000, ge=1)
+    """Files under the roots past which a prompt gets no checkpoint (a rewind to it keeps the files)."""

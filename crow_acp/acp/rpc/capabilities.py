@@ -27,6 +27,8 @@ from .shapes import NewerAgentCapabilities, NewerInitializeResponse, NewerSessio
 
 SYSTEM_PROMPT_MODES: dict[str, Any] = {"mode": {"override": {}}}
 """systemPrompt in both modes: append (every agent that advertises it) and override."""
+EXTENSIONS: dict[str, Any] = {"crow": {"rewind": {"method": "_crow/rewind"}}}
+"""crow's extension requests (`_meta` of the answer): `_crow/rewind` {sessionId, messageIndex, chat?, files?}."""
 
 
 def initialize_response(protocol_version: int, client_capabilities: ClientCapabilities | None) -> InitializeResponse:
@@ -49,4 +51,5 @@ def initialize_response(protocol_version: int, client_capabilities: ClientCapabi
         ),
         agent_info=Implementation(name="crow", title="Crow", version=__version__),
         auth_methods=auth_methods(client_capabilities),
+        field_meta=EXTENSIONS,
     )
