@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crow_acp.testing import Reply, ScriptedModel, ToolCall
 from support.helpers import RecordingClient, text
 from support.hosted import hosted_crow
 from support.sandbox_home import Home
-
-from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 
 def write(path: str, content: str, call_id: str) -> ToolCall:

@@ -28,7 +28,7 @@ from ...api import SlashCommand
 from ...core.session import Session
 from ...core.session_view import SessionView
 from ...errors import CheckpointError
-from ...events import NoticeRaised, TitleChanged
+from ...events import ActivityReported, NoticeRaised, TitleChanged
 from ...timeline import journal
 from ...timeline.restore import Change, apply
 from ...timeline.timeline import Checkpoints, Timeline
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 HINT = "[N] [--chat | --files]"
 BUSY = "A turn is running in this session: wait for it to end (or cancel it), then rewind."
+TITLE = "Rewind finished"
 GRAPH = "Rewind is not available in a multi-agent session: its members' histories cannot rewind as one."
 
 
@@ -200,7 +201,10 @@ class Rewinds:
             f"the workspace and the conversation are as they were before message {intent.message}."
         )
         log.warning("session %s: %s", session.id, text)
-        await self.outbox.emit(NoticeRaised(session.id, "warning", "Rewind finished", text))
+        shown_instead = ActivityReported(
+            session.id, f"rewind-{uuid.uuid4().hex[:8]}", TITLE, "completed", "other", text
+        )
+        await self.outbox.emit(NoticeRaised(session.id, "warning", TITLE, text, instead=shown_instead))
         return True
 
     def _timeline(self, session: Session) -> Timeline | None:
