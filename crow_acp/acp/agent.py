@@ -260,6 +260,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess):
         await self.open_sessions.release(session_id, "closed")
         await self.leases.delete(session_id)
         self.open_sessions.forget_source(session_id)
+        self.opener.checkpoints.delete(session_id)
         return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:

@@ -1,17 +1,24 @@
-"""Content-addressed blobs of one session's checkpoints: $CROW_HOME/checkpoints/<session>/objects/<sha256>.
+"""Content-addressed file contents of one session's checkpoints, under $CROW_HOME/checkpoints/<session>/packs/.
 
-A blob is written to a temporary name and renamed into place, so a kill leaves no half blob under a
-digest. A file is read through its directory's fd with O_NOFOLLOW and checked to be the regular file
-the scan saw; one over `max_file_bytes`, or one that would take the session's objects past
-`max_session_bytes`, is not kept: its entry says why, and a rewind lists it as "not restored".
+The contents a scan finds new are appended to one pack file (one file created per checkpoint, not one per
+file: creating thousands of files is what a first checkpoint would otherwise cost), and the pack's index
+(digest -> offset, length) is written beside it once the pack is complete, atomically. A pack without its
+index (a kill mid-scan) is ignored, and its contents are stored again by the next scan. A content is read
+back through the index and checked against its digest. A file is read through its directory's fd with
+O_NOFOLLOW and checked to be the regular file the scan saw; one over `max_file_bytes`, or one that would
+take the session's packs past `max_session_bytes`, is not kept: its entry says why, and a rewind lists it
+as "not restored".
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+import uuid
 from pathlib import Path
+from typing import BinaryIO
 
 TOO_LARGE = "larger than [checkpoints] max_file_bytes"
 STORE_FULL = "the session's checkpoints reached [checkpoints] max_session_bytes"
@@ -34,10 +41,17 @@ class Objects:
         self.directory = directory
         self.max_file, self.max_session = max_file, max_session
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.used = sum(entry.stat().st_size for entry in os.scandir(directory) if entry.is_file())
+        self.index: dict[str, tuple[str, int, int]] = {}
+        """digest -> (pack name, offset, length), of every sealed pack."""
+        self.used = 0
+        for idx in directory.glob("*.idx"):
+            self._read_index(idx)
+        self._pack: BinaryIO | None = None
+        self._pack_name = ""
+        self._new: dict[str, tuple[int, int]] = {}
 
     def keep(self, dir_fd: int, name: str, seen: os.stat_result) -> tuple[str | None, str]:
-        """The file's digest once its blob is stored, or (None, why it was not)."""
+        """The file's digest once its content is stored (or already was), or (None, why it is not)."""
         if seen.st_size > self.max_file:
             return None, TOO_LARGE
         try:
@@ -47,16 +61,52 @@ class Objects:
         if data is None:
             return None, TOO_LARGE
         digest = hashlib.sha256(data).hexdigest()
-        blob = self.directory / digest
-        if not blob.exists():
-            if self.used + len(data) > self.max_session:
-                return None, STORE_FULL
-            write_atomically(blob, data)
-            self.used += len(data)
+        if digest in self.index or digest in self._new:
+            return digest, ""
+        if self.used + len(data) > self.max_session:
+            return None, STORE_FULL
+        pack = self._open_pack()
+        self._new[digest] = (pack.tell(), len(data))
+        pack.write(data)
+        self.used += len(data)
         return digest, ""
 
+    def seal(self) -> None:
+        """The pack of this scan complete: flushed, then its index written (what makes its contents exist)."""
+        if self._pack is None:
+            return
+        self._pack.flush()
+        os.fsync(self._pack.fileno())
+        self._pack.close()
+        rows = {digest: [offset, length] for digest, (offset, length) in self._new.items()}
+        write_atomically(self.directory / f"{self._pack_name}.idx", json.dumps(rows).encode(), durable=True)
+        for digest, (offset, length) in self._new.items():
+            self.index[digest] = (self._pack_name, offset, length)
+        self._pack, self._new = None, {}
+
     def read(self, digest: str) -> bytes:
-        return (self.directory / digest).read_bytes()
+        pack, offset, length = self.index[digest]
+        with open(self.directory / f"{pack}.pack", "rb") as source:
+            source.seek(offset)
+            data = source.read(length)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise OSError(f"the checkpoint's copy of this file is damaged ({digest[:12]})")
+        return data
+
+    def _open_pack(self) -> BinaryIO:
+        if self._pack is None:
+            self._pack_name = uuid.uuid4().hex
+            self._pack = open(self.directory / f"{self._pack_name}.pack", "xb")
+        return self._pack
+
+    def _read_index(self, idx: Path) -> None:
+        try:
+            rows = json.loads(idx.read_bytes())
+        except (OSError, ValueError):
+            return
+        for digest, (offset, length) in rows.items():
+            self.index[digest] = (idx.stem, int(offset), int(length))
+            self.used += int(length)
 
 
 def _read(dir_fd: int, name: str, seen: os.stat_result, most: int) -> bytes | None:

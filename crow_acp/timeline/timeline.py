@@ -3,7 +3,7 @@
     $CROW_HOME/checkpoints/<session>/
         index.json          {row of the user message: [manifest before, manifest after, note]}
         manifests/<sha256>  a Manifest as JSON (content-addressed: an unchanged tree adds nothing)
-        objects/<sha256>    file contents (objects.py)
+        objects/            file contents, one pack per checkpoint and its index (objects.py)
         rewind-journal.json a rewind under way (journal.py)
 
 "Changed outside crow" means changed while no prompt of the session ran: between one prompt's after and
@@ -16,6 +16,8 @@ import hashlib
 import json
 import logging
 import os
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from ..config.tables import CheckpointConfig
 
 log = logging.getLogger(__name__)
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 @dataclass
@@ -78,6 +81,8 @@ class Timeline:
         except (TooManyFiles, OSError) as exc:
             log.warning("no checkpoint: %s", exc)
             return None, str(exc)
+        finally:
+            self.objects.seal()  # the contents first: a manifest names only contents that exist
         if self.last is not None and self.scanner.misses == 0 and self.last_digest is not None:
             return self.last_digest, ""
         self.last, self.last_digest = manifest, self._save_manifest(manifest)
@@ -166,10 +171,15 @@ class Checkpoints:
         return timeline
 
     def dir(self, session_id: str) -> Path:
+        if not SESSION_ID.fullmatch(session_id):  # a name, never a path: nothing outside checkpoints/
+            raise ValueError(f"not a session id: {session_id[:40]!r}")
         return self.home / "checkpoints" / session_id
 
-    def forget(self, session_id: str) -> None:
+    def delete(self, session_id: str) -> None:
+        """The session's checkpoints, gone with the session (session/delete)."""
         self._open.pop(session_id, None)
+        if SESSION_ID.fullmatch(session_id):
+            shutil.rmtree(self.dir(session_id), ignore_errors=True)
 
     def _skip(self) -> set[tuple[int, int]]:
         try:
