@@ -11,5 +11,6 @@
     journal.py     the intent of a rewind, written before it starts, so a kill leaves a finishable one
 
 Crow never runs git here and never writes into `.git`: files are hashed by crow itself.
-May import: crow_acp.config, errors, util, and pathspec (the .gitignore rules).
+May import: crow_acp.config, errors, util (a file holding one of crow's keys is not kept), and pathspec
+(the .gitignore rules).
 """

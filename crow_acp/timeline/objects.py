@@ -6,8 +6,8 @@ file: creating thousands of files is what a first checkpoint would otherwise cos
 index (a kill mid-scan) is ignored, and its contents are stored again by the next scan. A content is read
 back through the index and checked against its digest. A file is read through its directory's fd with
 O_NOFOLLOW and checked to be the regular file the scan saw; one over `max_file_bytes`, or one that would
-take the session's packs past `max_session_bytes`, is not kept: its entry says why, and a rewind lists it
-as "not restored".
+take the session's packs past `max_session_bytes`, or one that holds one of crow's keys (as the store never
+does), is not kept: its entry says why, and a rewind lists it as "not restored".
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from ..util.secrets import redact
+
 TOO_LARGE = "larger than [checkpoints] max_file_bytes"
 STORE_FULL = "the session's checkpoints reached [checkpoints] max_session_bytes"
 UNREADABLE = "could not be read"
+HOLDS_KEY = "holds one of crow's keys, which crow never stores"
 
 
 def write_atomically(path: Path, data: bytes, *, durable: bool = False) -> None:
@@ -49,6 +52,8 @@ class Objects:
         self._pack: BinaryIO | None = None
         self._pack_name = ""
         self._new: dict[str, tuple[int, int]] = {}
+        self.keys: frozenset[str] = frozenset()
+        """crow's key values (util/secrets.py), read again before each scan: a file holding one is not kept."""
 
     def keep(self, dir_fd: int, name: str, seen: os.stat_result) -> tuple[str | None, str]:
         """The file's digest once its content is stored (or already was), or (None, why it is not)."""
@@ -60,6 +65,8 @@ class Objects:
             return None, UNREADABLE
         if data is None:
             return None, TOO_LARGE
+        if self.keys and redact(data.decode("latin-1"), self.keys) != data.decode("latin-1"):
+            return None, HOLDS_KEY  # the store and the logs never hold the model keys; nor do the checkpoints
         digest = hashlib.sha256(data).hexdigest()
         if digest in self.index or digest in self._new:
             return digest, ""

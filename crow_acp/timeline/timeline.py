@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..util.secrets import key_values
 from .objects import Objects, write_atomically
 from .restore import Change, changes_to, differing
 from .tree import Entry, Manifest, Scanner, TooManyFiles
@@ -76,6 +77,7 @@ class Timeline:
         """The tree now as a stored manifest: (its digest, "") or (None, why there is none)."""
         if self.last is None:
             self._seed()
+        self.objects.keys = key_values()
         try:
             manifest = self.scanner.scan(self.last)
         except (TooManyFiles, OSError) as exc:

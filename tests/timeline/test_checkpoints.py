@@ -104,3 +104,18 @@ def test_a_session_id_is_a_name_never_a_path(tmp_path):
     (tmp_path / "keep").mkdir()
     checkpoints.delete("../keep")
     assert (tmp_path / "keep").exists()
+
+
+def test_a_file_holding_crows_key_is_not_kept(tmp_path, monkeypatch):
+    key = "sk-checkpoint-" + "7" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text(f"OPENAI_API_KEY={key}\n")
+    (work / "plain.txt").write_text("nothing secret\n")
+    line = timeline(tmp_path, work)
+    line.before(1)
+    entries = (line.last or {})[str(work)]
+    assert entries[".env"].digest is None and "keys" in entries[".env"].note
+    assert entries["plain.txt"].digest is not None
+    assert key.encode() not in b"".join(p.read_bytes() for p in line.directory.rglob("*") if p.is_file())
