@@ -134,7 +134,7 @@ async def test_ignored_files_are_not_kept_and_a_file_over_the_limit_is_named_not
     assert (work / "build" / "out.o").read_text() == "ignored-out\n"  # ignored: left as the turn made it
     assert (work / "run.log").read_text() == "ignored-log\n"
     assert (work / "big.bin").read_bytes() == b"\0" * 3000  # over the limit: never kept, so left as it is
-    assert "Not restored (over the checkpoint limits): big.bin." in summary
+    assert "Not restored (the checkpoint could not keep them: over a limit, or holding a key): big.bin." in summary
     kept = packed(home)
     assert b"ignored-" not in kept and b"bbbb" not in kept and b"kept\n" in kept
 

@@ -48,7 +48,8 @@ class Outcome:
         if self.left_alone:
             lines.append(f"Left alone (changed outside crow since): {names(self.left_alone)}.")
         if self.not_restored:
-            lines.append(f"Not restored (over the checkpoint limits): {names(self.not_restored)}.")
+            why = "the checkpoint could not keep them: over a limit, or holding a key"
+            lines.append(f"Not restored ({why}): {names(self.not_restored)}.")
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
