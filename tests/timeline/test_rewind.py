@@ -6,10 +6,12 @@ sandbox (the workspace below a temporary HOME, as tests/editor/test_sandbox.py h
 
 from __future__ import annotations
 
+import subprocess
+
 import anyio
 import pytest
 from acp import RequestError
-from support.helpers import RecordingClient, text
+from support.helpers import RecordingClient, crow_command, text
 from support.hosted import hosted_crow
 from support.rewind_support import edit, said, session, turn, users, write
 from support.sandbox_home import Home, run
@@ -201,3 +203,20 @@ async def test_rewind_is_advertised_in_the_initialize_answer(tmp_path):
     async with hosted_crow(RecordingClient(), home.env("http://127.0.0.1:9")) as (conn, _):
         answer = await conn.initialize(protocol_version=1)
     assert answer.field_meta["crow"]["rewind"] == {"method": "_crow/rewind"}
+
+
+async def test_deleting_a_session_deletes_its_checkpoints_over_acp_and_from_the_terminal(tmp_path):
+    home = Home(tmp_path)
+    script = [*turn(write("a.txt", "one\n", "w1")), *turn(write("b.txt", "two\n", "w2"))]
+    async with session(home, script) as live:
+        await live.say("first")
+        forked = await live.conn.fork_session(session_id=live.sid, cwd=str(home.work), mcp_servers=[])
+        await live.conn.prompt(session_id=forked.session_id, prompt=[text("in the fork")])
+        assert (home.crow / "checkpoints" / live.sid).is_dir()
+        assert (home.crow / "checkpoints" / forked.session_id).is_dir()
+        await live.conn._conn.send_request("session/delete", {"sessionId": live.sid})  # the SDK client has no method
+        assert not (home.crow / "checkpoints" / live.sid).exists()
+    command = crow_command("sessions", "delete", forked.session_id)
+    done = await anyio.run_process(command, env=home.env("http://127.0.0.1:9"), check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr.decode()
+    assert not (home.crow / "checkpoints" / forked.session_id).exists()
