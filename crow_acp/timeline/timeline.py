@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ..config.tables import CheckpointConfig
 
 log = logging.getLogger(__name__)
+KEPT_OPEN = 32
+"""Timelines kept in memory (each holds its last manifest, the stat cache); `crow serve` has many sessions."""
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
@@ -166,9 +168,12 @@ class Checkpoints:
     def of(self, session_id: str, roots: list[str]) -> Timeline | None:
         if not self.config.enabled:
             return None
-        timeline = self._open.get(session_id)
+        timeline = self._open.pop(session_id, None)  # taken out and put back: the most recent last
         if timeline is None:
-            timeline = self._open[session_id] = Timeline(self.dir(session_id), roots, self.config, self._skip())
+            timeline = Timeline(self.dir(session_id), roots, self.config, self._skip())
+        self._open[session_id] = timeline
+        while len(self._open) > KEPT_OPEN:  # the least recently used goes; its disk state reloads when needed
+            self._open.pop(next(iter(self._open)))
         timeline.scanner.roots = roots
         return timeline
 
