@@ -154,5 +154,6 @@ class CheckpointConfig(Section):
     """A file larger than this is not kept (a rewind names it "not restored")."""
     max_session_bytes: int = Field(500 * 1024 * 1024, ge=0)
     """The most the checkpoints of one session keep; files past it are not kept."""
-    max_files: int = Field(100_000, ge=1)
-    """Files under the roots past which a prompt gets no checkpoint (a rewind to it keeps the files)."""
+    max_files: int = Field(20_000, ge=1)
+    """Files under the roots past which a prompt gets no checkpoint (a rewind to it keeps the files): crow
+    started in a home directory walks this many, not all of them, before each prompt."""

@@ -78,7 +78,7 @@ class Scanner:
     keep: Keep
     skip_dirs: set[tuple[int, int]] = field(default_factory=set)
     """(st_dev, st_ino) of directories never entered (crow's home, when it lies inside a root)."""
-    max_files: int = 100_000
+    max_files: int = 20_000
     _dirs: dict[str, _Dir] = field(default_factory=dict)
     _specs: dict[tuple[str, tuple[int, int, int]], GitIgnoreSpec] = field(default_factory=dict)
     misses: int = 0

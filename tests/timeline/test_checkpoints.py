@@ -119,3 +119,13 @@ def test_a_file_holding_crows_key_is_not_kept(tmp_path, monkeypatch):
     assert entries[".env"].digest is None and "keys" in entries[".env"].note
     assert entries["plain.txt"].digest is not None
     assert key.encode() not in b"".join(p.read_bytes() for p in line.directory.rglob("*") if p.is_file())
+
+
+def test_past_max_files_a_prompt_gets_no_checkpoint_and_says_why(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    for n in range(5):
+        (work / f"f{n}.txt").write_text(str(n))
+    line = timeline(tmp_path, work, max_files=3)
+    line.before(1)
+    assert line.points[1].before is None and "max_files" in line.points[1].note
