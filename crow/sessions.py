@@ -14,6 +14,7 @@ import json
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from crow.exits import FAILED, OK, USAGE, Exit
@@ -33,6 +34,7 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
     from crow.logfile import log_to_file
     from crow.startup import load
     from crow_acp.store import SessionBusy, StoreError, open_store, store_url
+    from crow_acp.timeline.timeline import Checkpoints
 
     if action != "list" and not session_id:
         raise Exit(USAGE, f"crow sessions {action} needs a session id (`crow sessions` lists them)")
@@ -51,7 +53,8 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
     except StoreError as exc:
         raise Exit(FAILED, str(exc)) from exc
     try:
-        asyncio.run(_act(store, action, session_id or "", listing))
+        forget = Checkpoints(config.home, config.checkpoints).delete  # a deleted session's file checkpoints go too
+        asyncio.run(_act(store, action, session_id or "", listing, forget))
     except SessionBusy as exc:  # a StoreError whose message needs no database name
         raise Exit(FAILED, str(exc)) from exc
     except (sqlite3.Error, StoreError) as exc:
@@ -59,14 +62,14 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
     return OK
 
 
-async def _act(store: Any, action: str, session_id: str, listing: str) -> None:
+async def _act(store: Any, action: str, session_id: str, listing: str, forget: Callable[[str], None]) -> None:
     try:
-        await _act_on(store, action, session_id, listing)
+        await _act_on(store, action, session_id, listing, forget)
     finally:
         await store.close()
 
 
-async def _act_on(store: Any, action: str, session_id: str, listing: str) -> None:
+async def _act_on(store: Any, action: str, session_id: str, listing: str, forget: Callable[[str], None]) -> None:
     if action == "list":
         _print_list(await store.list_sessions(), listing)
         return
@@ -80,6 +83,7 @@ async def _act_on(store: Any, action: str, session_id: str, listing: str) -> Non
         _print_transcript(record, await store.load(session_id))
     else:
         await store.delete(session_id)  # refused while another crow process has it open
+        forget(session_id)
         _say(f"deleted session {session_id}")
 
 

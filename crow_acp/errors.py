@@ -22,6 +22,9 @@
     ├── McpError             an MCP server failed
     │   └── ServerUnavailable    the server is not connected (mcp_tool.py)
     ├── CommandError         a slash command's handler raised
+    ├── CheckpointError      a file checkpoint or a rewind cannot be done; nothing was changed
+    │   ├── TooManyFiles         more files under the roots than [checkpoints] max_files (timeline/tree.py)
+    │   └── RewindRefused        a rewind that cannot be done as asked (acp/sessions/rewind.py)
     ├── PromptRefused        the prompt cannot go to the model as it is (acp/prompt/message.py)
     └── Exit                 the `crow` command stops with one line and an exit status (crow/exits.py)
 
@@ -55,6 +58,10 @@ class ModelError(CrowError):
 
 class StoreError(CrowError):
     """The store cannot be opened or reached (bad URL, server down, newer schema)."""
+
+
+class CheckpointError(CrowError):
+    """A file checkpoint or a rewind cannot be done; nothing was changed."""
 
 
 class WireError(CrowError):

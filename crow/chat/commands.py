@@ -135,7 +135,9 @@ class Commands:
     async def _help(self, _: str) -> None:
         for name, about in {**OWN, **self.session_commands()}.items():
             self.chat.say(f"/{name:<10} {about}")
-        self.chat.say("Enter sends · Esc Enter or Ctrl-J: new line · Ctrl-C cancels a turn · Ctrl-D exits")
+        self.chat.say(
+            "Enter sends · Esc Enter or Ctrl-J: new line · Esc Esc: /rewind · Ctrl-C cancels a turn · Ctrl-D exits"
+        )
 
 
 def _when(stamp: str | None) -> str:

@@ -1,5 +1,6 @@
 """The chat's line editor (prompt_toolkit): history, multi-line input, and completion of slash commands and of
-their arguments. Enter sends; Esc Enter or Ctrl-J starts a new line (a paste keeps its newlines).
+their arguments. Enter sends; Esc Enter or Ctrl-J starts a new line (a paste keeps its newlines); Esc Esc on an
+empty line sends /rewind (the agent's list of the messages to go back to).
 prompt_toolkit is imported here only, when a conversation starts: never on `crow acp`'s start-up path."""
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import create_output
 
@@ -18,6 +21,8 @@ from crow.run.screen import Screen
 
 PROMPT = "> "
 CONTINUATION = "· "
+REWIND = "/rewind"
+"""What Esc Esc on an empty line sends: the agent's slash command lists the messages to rewind to."""
 
 
 class SlashCompleter(Completer):
@@ -51,7 +56,16 @@ def _bindings() -> KeyBindings:
     def _new_line(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
+    @bindings.add("escape", "escape", filter=Condition(_empty_line))
+    def _rewind(event: KeyPressEvent) -> None:
+        event.current_buffer.text = REWIND
+        event.current_buffer.validate_and_handle()
+
     return bindings
+
+
+def _empty_line() -> bool:
+    return not get_app().current_buffer.text
 
 
 class LineEditor:

@@ -101,6 +101,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
             spawn=self._spawn,
         )  # fmt: skip
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
+        self.turns.checkpoints = self.opener.checkpoints
         if model is not None and not isinstance(model, str):
             self.models.use(model)
 
@@ -262,6 +263,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
         await self.open_sessions.release(session_id, "closed")
         await self.leases.delete(session_id)
         self.open_sessions.forget_source(session_id)
+        self.opener.checkpoints.delete(session_id)
         return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:

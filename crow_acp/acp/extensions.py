@@ -2,6 +2,7 @@
 `ext_method` with the "_" taken off). A base of AcpAgent, beside driven.py and run.py.
 
     _session/steering   a message for the running turn (prompt/steering.py)
+    _crow/rewind        the conversation and the files back to before a user message (sessions/rewind.py)
 """
 
 from __future__ import annotations
@@ -32,4 +33,6 @@ class ServesExtensions:
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "session/steering":
             return await self.steering.steer(params)
+        if method == "crow/rewind":
+            return await self.opener.rewinds.request(params)
         raise RequestError.method_not_found(f"_{method}")

@@ -31,6 +31,7 @@ from .sections import (
     url_problem,
 )
 from .tables import (
+    CheckpointConfig,
     CompactionConfig,
     DelegateConfig,
     LimitsConfig,
@@ -78,6 +79,8 @@ class Config(Section):
     """The `delegate` tool."""
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     """Traces (OpenTelemetry) and the log format."""
+    checkpoints: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    """The files kept before each prompt, for /rewind."""
     max_steps: int = Field(50, ge=1)
     """Model calls per prompt before the turn stops with max_turn_requests."""
     max_retries: int = Field(3, ge=0, le=20)

@@ -162,3 +162,15 @@ class TelemetryConfig(Section):
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value
+
+
+class CheckpointConfig(Section):
+    enabled: bool = True
+    """Before each prompt, keep the files under the session's roots, so /rewind can put them back."""
+    max_file_bytes: int = Field(5 * 1024 * 1024, ge=0)
+    """A file larger than this is not kept (a rewind names it "not restored")."""
+    max_session_bytes: int = Field(500 * 1024 * 1024, ge=0)
+    """The most the checkpoints of one session keep; files past it are not kept."""
+    max_files: int = Field(20_000, ge=1)
+    """Files under the roots past which a prompt gets no checkpoint (a rewind to it keeps the files): crow
+    started in a home directory walks this many, not all of them, before each prompt."""

@@ -149,6 +149,9 @@ class SessionStore(Protocol):
     def compact(self, session_id: str, archived: list[int], appended: list[StoredMessage]) -> None:
         """Archive `archived` and append `appended` in one transaction: all or nothing."""
 
+    def delete_rows(self, session_id: str, row_ids: list[int]) -> None:
+        """Delete these entries of the session in one transaction (a rewind: the tail, kept in a fork)."""
+
     # Reads and waits
     async def flush(self, session_id: str | None = None) -> None:
         """Return once every write made so far is durable; raise if one failed. With a session id, raise

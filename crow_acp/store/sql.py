@@ -110,6 +110,16 @@ class SqlStore(SqlLeases, SqlLookup):
 
         self._write(session_id, op)
 
+    def delete_rows(self, session_id: str, row_ids: list[int]) -> None:
+        gone = [(session_id, seq) for seq in row_ids]
+
+        def op(db: Db) -> None:
+            for args in gone:
+                db.execute("DELETE FROM messages WHERE session_id = ? AND seq = ?", args)
+            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), session_id))
+
+        self._write(session_id, op)
+
     # Reads
     async def flush(self, session_id: str | None = None) -> None:
         await self.workers.flush()

@@ -232,3 +232,17 @@ async def test_delete_unlinks_its_forks_and_an_unknown_session_is_no_error(store
     assert unrelated is not None and unrelated.data["forked_from"] == "s9"
     await store.delete("never-existed")  # as session/delete wants: silently nothing
     await store.acquire("never-existed")  # and no lease row is left behind
+
+
+async def test_delete_rows_removes_a_rewound_tail_and_keeps_the_rest(stores):
+    store = stores()
+    store.create(session("s1"))
+    for row in range(1, 6):
+        store.append("s1", entry(row, "user" if row % 2 else "assistant", f"m{row}"))
+    store.append("s1", entry(6, "system", "the prompt"))
+    store.move_first("s1", 6)  # a system prompt added later, first in order: not part of the tail
+    store.delete_rows("s1", [3, 4, 5])
+    await store.flush()
+    assert [e.row_id for e in await store.load("s1")] == [6, 1, 2]
+    other = stores()
+    assert [e.row_id for e in await other.load("s1")] == [6, 1, 2]  # durable, seen by another process

@@ -9,6 +9,7 @@
     mcp_live.py        the session's MCP servers as the editor sees them while they come and go
     thinking.py        the thinking level of the session's model requests (a config option, a request step)
     titles.py          the session's title, one short side call after the first turn
+    checkpoint.py      the files kept before and after each prompt (timeline/), for /rewind
 
 May import: questions/, updates/, rpc/ and the rooms below acp; never sessions/ or acp's top modules.
 """

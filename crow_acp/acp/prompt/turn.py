@@ -31,6 +31,7 @@ from ...telemetry import gen_ai
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error, model_retries_shown
 from . import thinking
+from .checkpoint import after_prompt, before_prompt
 from .mcp_live import report_failures, wait_for_servers
 from .message import PromptRefused, hide_images, model_content, split_command, stored_blocks, user_text
 from .titles import name_session
@@ -38,6 +39,7 @@ from .titles import name_session
 if TYPE_CHECKING:
     from ...config import Config
     from ...model.profiles import Models
+    from ...timeline.timeline import Checkpoints
 
 log = logging.getLogger(__name__)
 TURN_FAILED = {"event": "turn_failed"}
@@ -67,6 +69,8 @@ class TurnRunner:
         self._spawn = spawn
         self.permissions = Permissions(config.permissions, config.sandbox, config.home)
         """The permission gate of every turn: the config does not change while the agent lives."""
+        self.checkpoints: Checkpoints | None = None
+        """The sessions' file checkpoints, one before and one after each prompt (the agent sets it)."""
         self.model_titles = True
         """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
         members whose sessions the editor never sees: the graph's title is the entry's."""
@@ -82,7 +86,7 @@ class TurnRunner:
     async def _run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         text = user_text(blocks)
         command = session.commands.get(split_command(text)[0])
-        stop, error = "cancelled", None
+        stop, error, row = "cancelled", None, None
         if not session.control.cancelled_since(cancels):  # not cancelled while it waited behind the turn before it
             if command is None:
                 await wait_for_servers(session)  # the first prompt waits for servers still starting
@@ -92,9 +96,10 @@ class TurnRunner:
                     await self._emit(TextDelta(session.id, uuid.uuid4().hex, str(refused)))
                     return "end_turn"
                 note_mode_change(session)  # at the end, before the prompt: the requests' prefix stays as it was
-                session.record(
+                row = session.record(
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
-                )
+                ).row_id
+                await before_prompt(self.checkpoints, session, row)
                 await report_failures(session)
                 work = lambda: self.model_turn(session, blocks)  # noqa: E731
             elif command.name == CONTINUE and (how := resumption(session.history)):
@@ -102,6 +107,7 @@ class TurnRunner:
             else:
                 work = lambda: self._run_command(session, command, text)  # noqa: E731
             stop, error = await self._guarded(session, cancels, work)
+            await after_prompt(self.checkpoints, session, row)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
         await report_failures(session)  # a server that died during the turn
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".

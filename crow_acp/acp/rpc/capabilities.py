@@ -31,6 +31,8 @@ QUEUEING: dict[str, Any] = {"claudeCode": {"promptQueueing": True}}
 """agentCapabilities._meta, as claude-agent-acp says it: a prompt sent during a turn waits for it (queued)."""
 STEERING: dict[str, Any] = {"steering": {"supported": True}}
 """InitializeResponse._meta, as claude-agent-acp says it: `_session/steering` is served (prompt/steering.py)."""
+EXTENSIONS: dict[str, Any] = {"crow": {"rewind": {"method": "_crow/rewind"}}}
+"""crow's extension requests (`_meta` of the answer): `_crow/rewind` {sessionId, messageIndex, chat?, files?}."""
 
 
 def initialize_response(protocol_version: int, client_capabilities: ClientCapabilities | None) -> InitializeResponse:
@@ -54,7 +56,7 @@ def initialize_response(protocol_version: int, client_capabilities: ClientCapabi
         ),
         agent_info=Implementation(name="crow", title="Crow", version=__version__),
         auth_methods=auth_methods(client_capabilities),
-        field_meta=STEERING,
+        field_meta={**STEERING, **EXTENSIONS},
     )
 
 

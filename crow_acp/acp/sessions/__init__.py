@@ -9,6 +9,9 @@
     directories.py     the directories an editor names, checked before any work
     system_prompt.py   the editor's systemPrompt, checked before any work
     auth_gate.py       auth_required while crow's model has no usable key; authenticate and logout
+    rewind.py          /rewind and `_crow/rewind`: the history and the files back to before a message,
+                       the tail kept as a fork, a rewind a kill cut short finished on open
+    rewind_text.py     what /rewind lists and says, and its question about files changed outside crow
 
 May import: prompt/, questions/, updates/, rpc/ and the rooms below acp; never acp's top modules.
 """

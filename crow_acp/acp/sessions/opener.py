@@ -31,6 +31,7 @@ from ...model.costs import shown_on_load
 from ...model.wires import prewarm
 from ...policy.remembered import bind_to_roots
 from ...store import SessionRecord
+from ...timeline.timeline import Checkpoints
 from ...util.imports import off_loop
 from ..prompt.mcp_live import all_commands, report_failures
 from ..prompt.mcp_live import attach as attach_mcp
@@ -40,6 +41,7 @@ from ..updates.warnings import config_warnings, cut_mark, sandbox_warning
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
 from .registry import Opening
+from .rewind import Rewinds
 from .stored import copy_session, repair_history, repair_stored
 from .system_prompt import client_prompt
 
@@ -83,6 +85,9 @@ class SessionOpener:
         self._prewarmed = False
         self.gate = CredentialGate(config, models)
         """session/new, load, resume and fork answer auth_required while crow's model has no key."""
+        self.checkpoints = Checkpoints(config.home, config.checkpoints)
+        """The sessions' file checkpoints (timeline/): taken by the turns, put back by /rewind."""
+        self.rewinds = Rewinds(store, sessions, outbox, options, self.checkpoints)
         self.runs_tools = True
         """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP
         servers in crow, which nothing would call."""
@@ -199,6 +204,8 @@ class SessionOpener:
         entries = await self._stored_entries(session_id)
         self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
         session = await self._restore(session_id, cwd, entries, directories, prompt)
+        if await self.rewinds.recover(session):  # a rewind a kill cut short, finished before anything is shown
+            entries = await self._store().load(session_id)
         if (how := cut_off(session.history)) is not None:  # crow stopped mid-turn: held, so said after the replay
             await self.outbox.emit(cut_mark(session_id, how))
         # The rows read, plus the results repair_history gave to calls a killed process left open.
@@ -277,6 +284,7 @@ class SessionOpener:
             for command in offered:
                 session.commands[command.name] = command
         session.commands |= {"mode": self.options.mode_command(), CONTINUE: continue_command()}
+        session.commands["rewind"] = self.rewinds.command()
         await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
         await self.sessions.evict(keep=session.id)
 

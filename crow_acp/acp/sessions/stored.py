@@ -21,12 +21,14 @@ from ...store import SessionRecord, SessionStore
 from ...util.text import clean_meta, clean_text, repair
 
 
-async def copy_session(store: SessionStore, source_id: str, cwd: str, directories: list[str] | None) -> str:
-    """Copy the session's record and rows to a new session; returns the new id."""
+async def copy_session(
+    store: SessionStore, source_id: str, cwd: str, directories: list[str] | None, fork_id: str | None = None
+) -> str:
+    """Copy the session's record and rows to a new session (`fork_id`, else a new id); returns its id."""
     source = await store.get(source_id)
     if source is None:
         raise RequestError.resource_not_found(source_id)
-    fork_id, now = uuid.uuid4().hex, time.time()
+    fork_id, now = fork_id or uuid.uuid4().hex, time.time()
     data = copy.deepcopy(source.data)
     data["forked_from"] = source_id
     if directories is not None:
