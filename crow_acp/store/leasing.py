@@ -145,7 +145,8 @@ class SqlLeases:
                 if row is None or row[0] != self.owner.token:  # taken over since: this store stalled
                     raise SessionBusy(session_id, row[1] if row else "", int(row[2]) if row else 0, self.lease_ttl)
                 _unlink_forks(db, session_id)
-                for table, column in (("messages", "session_id"), ("leases", "session_id"), ("sessions", "id")):
+                deleted = (("messages", "session_id"), ("shares", "session_id"), ("leases", "session_id"), ("sessions", "id"))
+                for table, column in deleted:
                     db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
             self._fenced.discard(session_id)
             self._held.discard(session_id)
