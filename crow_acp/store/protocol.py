@@ -20,7 +20,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ..errors import StoreError
 from ..history import StoredMessage
 
-
 LOCAL_USER = "default"
 """The user of `crow acp`, `crow run` and the single-token `crow serve`; the owner of sessions from before owners."""
 

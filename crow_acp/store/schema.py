@@ -81,8 +81,6 @@ V2_TO_V3 = [
 ]
 
 
-
-
 def steps_from(version: int) -> list[str]:
     """The statements that bring a database of schema `version` (0: empty) to VERSION."""
     if version == 0:

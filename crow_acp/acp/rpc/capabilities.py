@@ -26,6 +26,9 @@ from .auth import auth_methods
 from .shapes import NewerAgentCapabilities, NewerInitializeResponse, NewerSessionCapabilities
 
 SYSTEM_PROMPT_MODES: dict[str, Any] = {"mode": {"override": {}}}
+
+EXTENSIONS = ["_crow/share"]
+"""Crow's own methods, advertised in `_meta.crow.extensions` (docs/serve.md#sharing-a-session)."""
 """systemPrompt in both modes: append (every agent that advertises it) and override."""
 
 
@@ -49,4 +52,5 @@ def initialize_response(protocol_version: int, client_capabilities: ClientCapabi
         ),
         agent_info=Implementation(name="crow", title="Crow", version=__version__),
         auth_methods=auth_methods(client_capabilities),
+        field_meta={"crow": {"extensions": list(EXTENSIONS)}},
     )

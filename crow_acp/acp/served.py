@@ -1,0 +1,56 @@
+"""Who an AcpAgent serves, what that changes (session/list, session/delete), and the extension that shares
+a session: a base of AcpAgent (agent.py).
+
+`act_for` is the declared seam between a transport that knows who is asking and the agent's session
+handlers: `crow serve` calls it with the connection's user when it builds that connection's agent
+(web/connection.py); `crow acp` and `crow run` never do, so their caller stays the local user `default`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+from acp.schema import DeleteSessionResponse, ListSessionsResponse
+
+from ..store import Caller
+from .sessions.ownership import Ownership
+from .sessions.stored import listed
+
+if TYPE_CHECKING:
+    from .sessions.leases import Leases
+    from .sessions.registry import OpenSessions
+
+SHARE = "crow/share"
+"""`_crow/share` as the SDK hands it over (without its leading underscore)."""
+
+
+class ServedToUsers:
+    name: str
+    ownership: Ownership
+    open_sessions: OpenSessions
+    leases: Leases
+
+    def act_for(self, caller: Caller) -> None:
+        """Serve `caller`: their sessions, those shared with them, every one for an admin."""
+        self.ownership.caller = caller
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`_crow/share` (sessions/ownership.py); any other extension is unknown."""
+        if method != SHARE:
+            raise RequestError.method_not_found(f"_{method}")
+        return await self.ownership.share(params)
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        """The caller's sessions of this agent, and those shared with them (every one for an admin)."""
+        return ListSessionsResponse(sessions=await listed(self.ownership.store(), cwd, self.name, self.ownership.who()))
+
+    async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
+        """Close the session here (a running turn cancelled first), then remove it from the store; one open in
+        another crow process is refused with that process named; an unknown one (or another user's) is no error."""
+        if await self.ownership.deletable(session_id) is None:
+            return DeleteSessionResponse()
+        await self.open_sessions.release(session_id, "closed")
+        await self.leases.delete(session_id)
+        self.open_sessions.forget_source(session_id)
+        return DeleteSessionResponse()
