@@ -58,7 +58,9 @@ async def test_the_store_migrates_a_version_1_file_in_place(tmp_path):
         await store.close()
     db = sqlite3.connect(path)
     assert db.execute("SELECT version FROM crow_schema").fetchall() == [(VERSION,)]
-    assert db.execute("SELECT DISTINCT owner FROM sessions").fetchall() == [("default",)], "old sessions: the local user's"
+    assert db.execute("SELECT DISTINCT owner FROM sessions").fetchall() == [("default",)], (
+        "old sessions: the local user's"
+    )
     SqliteStore(path)  # opening a migrated file again changes nothing
     assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (21,)
 

@@ -31,7 +31,8 @@ V2 = [
     "INSERT INTO crow_schema (version) VALUES (2)",
     "INSERT INTO sessions VALUES ('old1', '/w', 'First', 1.0, 2.0, '{{\"agent\": \"crow\"}}', 1)",
     "INSERT INTO sessions VALUES ('old2', '/w', 'Second', 1.0, 3.0, '{{}}', 1)",
-    "INSERT INTO messages (session_id, seq, pos, message) VALUES ('old1', 1, 1, '{{\"role\": \"user\", \"content\": \"hi\"}}')",
+    "INSERT INTO messages (session_id, seq, pos, message)"
+    ' VALUES (\'old1\', 1, 1, \'{{"role": "user", "content": "hi"}}\')',
 ]
 TYPES = {
     "sqlite": {"serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "real": "REAL", "int": "INTEGER"},
@@ -43,7 +44,9 @@ async def check_migrated(store) -> None:
     local, alice = Caller(), Caller("alice")
     assert [r.id for r in await store.list_sessions()] == ["old2", "old1"]
     assert [r.owner for r in await store.list_sessions()] == ["default", "default"]
-    assert [r.id for r in await store.list_sessions(visible_to=local)] == ["old2", "old1"], "nothing changes for default"
+    assert [r.id for r in await store.list_sessions(visible_to=local)] == ["old2", "old1"], (
+        "nothing changes for default"
+    )
     assert await store.list_sessions(visible_to=alice) == [] and await store.find_prefix("old", visible_to=alice) == []
     assert (await store.access("old1", local)).access == "full"
     assert await store.access("old1", alice) is None and await store.access("nope", alice) is None
