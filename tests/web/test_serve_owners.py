@@ -224,3 +224,96 @@ def test_crow_sessions_share_refuses_bad_input_in_one_line(team):
     ):
         done = sessions_cli(env, *args)
         assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def sqlite_team(crow_home, tmp_path) -> Team:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    env = crow_env(crow_home, "http://127.0.0.1:9/v1")
+    tokens = {name: add_user(env, name, "--root", str(shared)) for name in ("alice", "bob")}
+    tokens["root"] = add_user(env, "root", "--root", str(shared), "--admin")
+    return Team(env, str(crow_home / "serve-users.toml"), str(shared.resolve()), tokens, "")
+
+
+async def records(home) -> list[Any]:
+    from crow_acp.store.sqlite import SqliteStore
+
+    store = SqliteStore(home / "sessions.db")
+    try:
+        return [await store.get(r[0]) for r in await _ids(store)]
+    finally:
+        await store.close()
+
+
+async def _ids(store: Any) -> list[tuple[str]]:
+    return await store.workers.all[0].call(lambda db: db.execute("SELECT id FROM sessions").fetchall())
+
+
+async def test_a_graphs_member_sessions_are_the_owners_on_sqlite(crow_home, tmp_path):
+    from support.multi_support import AGENTS, multi_env, scripted
+
+    team = sqlite_team(crow_home, tmp_path)
+    cwd, tokens = team.shared, team.tokens
+    answers = {name: (lambda request, name=name: Reply(text=f"{name.upper()}-DONE")) for name in AGENTS_NAMES}
+    async with scripted(**answers) as models:
+        env = multi_env(crow_home, models)
+        async with crow_serve(
+            env, "--users", team.users, "--agent", f"{AGENTS}:build", token=None, roots=(cwd,)
+        ) as one:
+            with anyio.fail_after(180):
+                async with over_http(RecordingClient(), one, tokens["alice"]) as alice:
+                    sid = (await alice.new_session(cwd=cwd, mcp_servers=[])).session_id
+                    assert (await alice.prompt(session_id=sid, prompt=[text("write add")])).stop_reason == "end_turn"
+                stored = {r.id: r for r in await records(crow_home)}
+                members = stored[sid].data["context"]["graph_sessions"]
+                assert set(members) == set(AGENTS_NAMES) and {stored[m].owner for m in members.values()} == {"alice"}
+                children = [m for m in members.values() if m != sid]
+                async with over_ws(RecordingClient(), one, tokens["bob"]) as bob:
+                    unknown = await every_method(bob, uuid.uuid4().hex, cwd)
+                    for target in (sid, *children):
+                        assert await every_method(bob, target, cwd) == unknown
+                    assert await listed(bob) == set()
+                async with over_ws(RecordingClient(), one, tokens["root"]) as root:
+                    assert await listed(root) == {sid}
+                    await root.load_session(cwd=cwd, session_id=sid, mcp_servers=[])
+                    assert (await root.prompt(session_id=sid, prompt=[text("again")])).stop_reason == "end_turn"
+                after = {r.id: r for r in await records(crow_home)}
+                assert set(after) == set(stored) and {r.owner for r in after.values()} == {"alice"}, (
+                    "the admin's turn made nothing of the admin's"
+                )
+
+
+AGENTS_NAMES = ("coder", "reviewer", "tester")
+
+
+async def test_a_delegates_helper_session_is_the_parents_owners(crow_home, tmp_path):
+    from support.matrix_support import last_prompt
+
+    from crow_acp.testing import ToolCall
+
+    team = sqlite_team(crow_home, tmp_path)
+    (crow_home / "config.toml").write_text('[delegate]\nenabled = true\nagents = ["crow"]\n')
+    cwd, tokens = team.shared, team.tokens
+
+    def respond(request: dict) -> Reply:
+        prompt = last_prompt(request)
+        if prompt == "TASK-H":
+            return Reply(text="HELPER-DONE")
+        if any(m["role"] == "tool" for m in request["messages"]):
+            return Reply(text="PARENT-DONE")
+        return Reply(tool_calls=[ToolCall("delegate", {"task": "TASK-H"}, id="call_h")])
+
+    async with ScriptedModel(default=respond) as model:
+        env = {**team.env, "OPENAI_BASE_URL": model.base_url}
+        async with crow_serve(env, "--users", team.users, token=None, roots=(cwd,)) as one:
+            with anyio.fail_after(180):
+                async with over_ws(RecordingClient(), one, tokens["alice"]) as alice:
+                    sid = (await alice.new_session(cwd=cwd, mcp_servers=[])).session_id
+                    assert (await alice.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
+                helpers = [r for r in await records(crow_home) if r.id != sid]
+                assert [r.data.get("agent") for r in helpers] == ["crow-helper"]
+                assert helpers[0].owner == "alice", "the helper's session is the parent's owner's"
+                async with over_http(RecordingClient(), one, tokens["bob"]) as bob:
+                    unknown = await every_method(bob, uuid.uuid4().hex, cwd)
+                    assert await every_method(bob, helpers[0].id, cwd) == unknown
+    assert "HELPER-DONE" in str(model.requests), "the helper ran"
