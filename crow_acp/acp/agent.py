@@ -50,7 +50,7 @@ from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess
-from .served import ServedToUsers
+from .served import SHARE, Extension, ServedToUsers
 from .sessions.leases import Leases
 from .sessions.opener import SessionOpener
 from .sessions.options import MODE_OPTION, SessionOptions
@@ -102,6 +102,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
             spawn=self._spawn,
         )  # fmt: skip
         self.ownership = Ownership(lambda: self.store)
+        self.extensions: dict[str, Extension] = {SHARE: self.ownership.share}  # `_crow/*` methods (served.py)
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
         if model is not None and not isinstance(model, str):
             self.models.use(model)

@@ -8,7 +8,7 @@ handlers: `crow serve` calls it with the connection's user when it builds that c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import DeleteSessionResponse, ListSessionsResponse
@@ -25,9 +25,17 @@ SHARE = "crow/share"
 """`_crow/share` as the SDK hands it over (without its leading underscore)."""
 
 
+class Extension(Protocol):
+    """A `_crow/*` method's handler: its params in, its result out."""
+
+    async def __call__(self, params: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class ServedToUsers:
     name: str
     ownership: Ownership
+    extensions: dict[str, Extension]
+    """Crow's own methods by name without the leading `_` (`crow/share`), each advertised in rpc/capabilities.py."""
     open_sessions: OpenSessions
     leases: Leases
 
@@ -36,10 +44,14 @@ class ServedToUsers:
         self.ownership.caller = caller
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """`_crow/share` (sessions/ownership.py); any other extension is unknown."""
-        if method != SHARE:
+        """A `_crow/*` method of `extensions` (any other is unknown). One naming a session answers as for an unknown
+        session unless the caller may change it; `_crow/share` has its own rule (the owner's, ownership.py)."""
+        handler = self.extensions.get(method)
+        if handler is None:
             raise RequestError.method_not_found(f"_{method}")
-        return await self.ownership.share(params)
+        if method != SHARE and isinstance(session_id := params.get("sessionId"), str):
+            await self.ownership.require(session_id, "full")
+        return await handler(params)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         """The caller's sessions of this agent, and those shared with them (every one for an admin)."""
