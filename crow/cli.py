@@ -239,7 +239,7 @@ def serve_agent(spec: str | None, model: str | None, *, log_to_stderr: bool = Tr
 def signing_in(agent: Any) -> Any:
     """The default agent, whose sessions answer auth_required (-32000) until a key is usable: the editor then
     offers its Authenticate button, which runs `crow setup` (crow_acp/acp/sessions/auth_gate.py)."""
-    agent.opener.gate.enforced = True
+    agent.require_sign_in()
     return agent
 
 

@@ -193,6 +193,10 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
         self.opener.gate.logout()
         return LogoutResponse()
 
+    def require_sign_in(self) -> None:
+        """Sessions answer auth_required (-32000) until crow's model has a usable key (auth_gate.py)."""
+        self.opener.gate.enforced = True
+
     # ACP: sessions
     async def new_session(
         self,

@@ -41,6 +41,8 @@ MARK = "[redacted key]"
 
 _names: set[str] = set(DEFAULT_NAMES)
 _written: set[str] = set()
+_known: tuple[dict[Any, Any], int, frozenset[str]] | None = None
+"""The environment key_values() last read, how many names and values were registered then, and its answer."""
 
 
 def protect(config: Config) -> None:
@@ -73,7 +75,20 @@ def key_names() -> frozenset[str]:
 
 
 def key_values() -> frozenset[str]:
-    """The secret values now in force (the environment is read each time: tests and users change it)."""
+    """The secret values now in force. The environment may change (tests, `crow setup`), so it is compared
+    with the one last read; dumps() asks for every line crow sends, and decoding the environment in
+    Python each time cost tens of microseconds a line (a 200-chunk reply pays it 400 times)."""
+    global _known
+    environment = os.environ._data  # type: ignore[attr-defined]  # CPython's own dict: compared in C
+    registered = len(_names) + len(_written)
+    if _known is not None and _known[1] == registered and _known[0] == environment:
+        return _known[2]
+    values = _read_key_values()
+    _known = (dict(environment), registered, values)
+    return values
+
+
+def _read_key_values() -> frozenset[str]:
     values = {os.environ.get(name) or "" for name in _names} | _written
     for name, value in os.environ.items():
         if secret_named(name):

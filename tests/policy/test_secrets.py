@@ -92,3 +92,18 @@ async def test_keys_reach_no_command_server_request_store_or_log(tmp_path, monke
         assert key not in sent
         assert key.encode() not in written
         assert all(key not in str(update) for update in client.updates)
+
+
+def test_a_secret_set_after_a_line_was_sent_is_redacted_from_the_next(monkeypatch):
+    """key_values() keeps its last answer while the environment is unchanged (it runs for every line
+    crow sends); a variable set, changed or removed since is seen at once."""
+    from crow_acp.util.secrets import MARK, dumps
+
+    token = "ghp_" + "5" * 30
+    assert token in dumps({"text": token})
+    monkeypatch.setenv("CROW_TEST_LATE_TOKEN", token)
+    assert dumps({"text": token}) == json.dumps({"text": MARK})
+    monkeypatch.setenv("CROW_TEST_LATE_TOKEN", "x" + token)
+    assert token in dumps({"text": token}) and MARK in dumps({"text": "x" + token})
+    monkeypatch.delenv("CROW_TEST_LATE_TOKEN")
+    assert dumps({"text": "x" + token}) == json.dumps({"text": "x" + token})
