@@ -9,9 +9,8 @@ The handlers are thin; the work is done by what the agent owns, each built here 
     turns          TurnRunner (prompt/turn.py): one prompt's turn or slash command
     outbox         Outbox (updates/outbox.py): events to the observers, the editor's first
     ownership      Ownership (sessions/ownership.py): whose sessions the caller may touch (act_for sets who)
-and the leases (sessions/leases.py), the model profiles and the store. What Python drives open sessions with (a
-MultiAgent, a bridge) is its base, DrivenFromPython (driven.py); who it serves (and session/list and delete, which
-depend on who), another (served.py).
+and the leases, the model profiles and the store. Its bases: DrivenFromPython (driven.py), what Python drives open
+sessions with; ServedToUsers (served.py), who it serves, and session/list, delete and `_crow/*`, which depend on who.
 """
 
 from __future__ import annotations
