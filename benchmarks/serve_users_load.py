@@ -7,8 +7,9 @@ the ownership checks (issue 32).
 
 Each session is its own WebSocket connection: session/new, then `--turns` prompts one after another, all
 sessions at once; the scripted model answers each with a short text at once, so the figures are crow's
-(ACP, the turn, the store), not a model's. Prints, per mode, turns per second over the whole run and the
-p50 and p99 of one prompt's wall time (request to answer). The modes:
+(ACP, the turn, the store), not a model's. Prints, per mode, turns per second over the whole run, the
+p50 and p99 of one prompt's wall time (request to answer), and the server's CPU time per turn (from /proc:
+the steadier figure on a shared machine). The modes:
 
     one user   the single-token mode: every session `default`'s, who is an admin (ownership stored, checked)
     4 users    `--users` with 4 users of 50 sessions each: every check asks the store whose a session is
@@ -95,9 +96,15 @@ async def one_session(served: Served, token: str | None, cwd: str, turns: int, s
         return walls
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def run_mode(
     env: dict[str, str], args: tuple[str, ...], tokens: list[str | None], sessions: int, turns: int, cwd: str
-) -> tuple[float, list[float]]:
+) -> tuple[float, float, list[float]]:
     async with crow_serve(env, *args, "--max-connections", str(sessions + 8), token=None, roots=(cwd,)) as served:
         warm = Start(1)
         warm.go.set()
@@ -108,17 +115,20 @@ async def run_mode(
             for n in range(sessions)
         ]
         await start.all_open.wait()
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), cpu_seconds(served.proc.pid)
         start.go.set()
         walls = [wall for result in await asyncio.gather(*tasks) for wall in result]
-        return time.perf_counter() - began, walls
+        return time.perf_counter() - began, cpu_seconds(served.proc.pid) - cpu, walls
 
 
-def report(name: str, elapsed: float, walls: list[float]) -> str:
+def report(name: str, elapsed: float, cpu: float, walls: list[float]) -> str:
     walls = sorted(walls)
     p50 = statistics.median(walls)
     p99 = walls[min(len(walls) - 1, int(len(walls) * 0.99))]
-    return f"{name:>9}: {len(walls) / elapsed:7.1f} turns/s   p50 {1000 * p50:6.0f} ms   p99 {1000 * p99:6.0f} ms"
+    return (
+        f"{name:>9}: {len(walls) / elapsed:7.1f} turns/s   p50 {1000 * p50:6.0f} ms   p99 {1000 * p99:6.0f} ms"
+        f"   server CPU {1000 * cpu / len(walls):5.1f} ms/turn"
+    )
 
 
 async def main() -> None:
@@ -147,8 +157,8 @@ async def main() -> None:
                 base = {**users, "CROW_DATABASE_URL": postgres.new_database(), "PYTHONPATH": options.base}
                 modes.append(("base", base, ("--users", str(home / "serve-users.toml")), list(tokens.values())))
             for name, env, args, mode_tokens in modes:
-                elapsed, walls = await run_mode(env, args, mode_tokens, options.sessions, options.turns, cwd)
-                lines.append(report(name, elapsed, walls))
+                elapsed, cpu, walls = await run_mode(env, args, mode_tokens, options.sessions, options.turns, cwd)
+                lines.append(report(name, elapsed, cpu, walls))
                 print(lines[-1], flush=True)
     print(f"{options.sessions} concurrent sessions x {options.turns} turns through one crow serve on PostgreSQL:")
     for line in lines:
