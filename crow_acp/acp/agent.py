@@ -281,10 +281,10 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        grant = await self.ownership.require(session_id, "full")
         await self.leases.refuse_if_taken_over(session_id)
-        session = await self.opener.live(session_id)
+        session = await self.opener.live(session_id)  # not open here: as for an unknown id, another user's too
         cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
+        grant = await self.ownership.require(session_id, "full")  # a share taken back holds at once
         async with session.control.lock:
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
             with self.ownership.acting_for_owner(grant):  # what the turn opens is the owner's (ownership.py)

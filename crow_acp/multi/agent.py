@@ -234,14 +234,14 @@ class MultiAgent(ServedGraph):
 
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
-        async with self.entry.ownership.as_owner_of(session_id, "full"):  # the members' turns are the owner's
-            return await self._prompt(prompt, session_id)
-
-    async def _prompt(self, prompt: list[Any], session_id: str) -> PromptResponse:
         graph = self._graphs.get(session_id)
         if graph is None:
             raise RequestError.resource_not_found(session_id)
-        cancels = graph.cancels  # a cancel from now on is meant for this prompt too
+        cancels = graph.cancels  # a cancel from now on is meant for this prompt too (the check below waits)
+        async with self.entry.ownership.as_owner_of(session_id, "full"):  # the members' turns are the owner's
+            return await self._prompt(prompt, session_id, graph, cancels)
+
+    async def _prompt(self, prompt: list[Any], session_id: str, graph: Graph, cancels: int) -> PromptResponse:
         async with graph.lock:
             if graph.cancels != cancels:  # cancelled while it waited behind the run before it
                 return PromptResponse(stop_reason="cancelled")
