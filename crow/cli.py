@@ -97,9 +97,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_permission_flags(chat)
     chat.add_argument("-v", "--verbose", action="store_true", help="also show logs and MCP servers' stderr")
-    sessions = commands.add_parser("sessions", parents=[home], help="list, show or delete stored sessions")
-    sessions.add_argument("action", nargs="?", choices=["list", "show", "delete"], default="list")
-    sessions.add_argument("id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete)")
+    sessions = commands.add_parser("sessions", parents=[home], help="list, show, delete or share stored sessions")
+    sessions.add_argument("action", nargs="?", choices=["list", "show", "delete", "share", "unshare"], default="list")
+    sessions.add_argument(
+        "id", nargs="?", help="a session id or a unique prefix of 6+ characters (show, delete, share)"
+    )
+    sessions.add_argument("user", nargs="?", help="share, unshare: the `crow serve --users` user")
+    sessions.add_argument("--read-only", action="store_true", help="share: load and fork only, no prompts")
     listed = sessions.add_mutually_exclusive_group()
     listed.add_argument("--json", action="store_true", help="list: one JSON array of the sessions")
     listed.add_argument("-q", "--quiet", action="store_true", help="list: the ids only, one a line")
@@ -203,7 +207,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "sessions":
         from crow.sessions import sessions_command
 
-        return sessions_command(args.action, args.id, "json" if args.json else "ids" if args.quiet else "table")
+        listing = "json" if args.json else "ids" if args.quiet else "table"
+        return sessions_command(args.action, args.id, listing, user=args.user, read_only=args.read_only)
     from crow.check import check_command
 
     return check_command(args.agent, args.model, resolve_cwd(args.cwd))

@@ -1,4 +1,9 @@
-"""`crow sessions`: list stored sessions, print one as a transcript, or delete one.
+"""`crow sessions`: list stored sessions, print one as a transcript, delete one, or share one.
+
+`share ID USER [--read-only]` gives a `crow serve --users` user full (or read-only: load and fork) access
+to the session, `unshare ID USER` takes it back; both write the store directly, as the other actions do,
+so they work while the session is open in a server. The command is the operator's, who holds the
+database: it sees every user's sessions.
 
 The list marks a delegate's helper session (one a session's "delegations" context links to) with its
 parent's id; `--json` prints the list as JSON, `-q` only the ids.
@@ -15,6 +20,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from crow.exits import FAILED, OK, USAGE, Exit
@@ -30,7 +36,9 @@ def _say(text: str) -> None:
     sys.stdout.write(printable(text) + "\n")
 
 
-def sessions_command(action: str, session_id: str | None, listing: str = "table") -> int:
+def sessions_command(
+    action: str, session_id: str | None, listing: str = "table", *, user: str | None = None, read_only: bool = False
+) -> int:
     from crow.logfile import log_to_file
     from crow.startup import load
     from crow_acp.store import SessionBusy, StoreError, open_store, store_url
@@ -40,6 +48,7 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
         raise Exit(USAGE, f"crow sessions {action} needs a session id (`crow sessions` lists them)")
     if action != "list" and listing != "table":
         raise Exit(USAGE, f"--json and -q are for `crow sessions list`, not {action}")
+    share = _share_of(action, user, read_only)
     config = load()
     log_to_file(config.log_dir)
     if store_url(config) is None and not config.db_path.exists():
@@ -54,7 +63,7 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
         raise Exit(FAILED, str(exc)) from exc
     try:
         forget = Checkpoints(config.home, config.checkpoints).delete  # a deleted session's file checkpoints go too
-        asyncio.run(_act(store, action, session_id or "", listing, forget))
+        asyncio.run(_act(store, action, session_id or "", listing, share, forget))
     except SessionBusy as exc:  # a StoreError whose message needs no database name
         raise Exit(FAILED, str(exc)) from exc
     except (sqlite3.Error, StoreError) as exc:
@@ -62,14 +71,18 @@ def sessions_command(action: str, session_id: str | None, listing: str = "table"
     return OK
 
 
-async def _act(store: Any, action: str, session_id: str, listing: str, forget: Callable[[str], None]) -> None:
+async def _act(
+    store: Any, action: str, session_id: str, listing: str, share: Share | None, forget: Callable[[str], None]
+) -> None:
     try:
-        await _act_on(store, action, session_id, listing, forget)
+        await _act_on(store, action, session_id, listing, share, forget)
     finally:
         await store.close()
 
 
-async def _act_on(store: Any, action: str, session_id: str, listing: str, forget: Callable[[str], None]) -> None:
+async def _act_on(
+    store: Any, action: str, session_id: str, listing: str, share: Share | None, forget: Callable[[str], None]
+) -> None:
     if action == "list":
         _print_list(await store.list_sessions(), listing)
         return
@@ -81,10 +94,43 @@ async def _act_on(store: Any, action: str, session_id: str, listing: str, forget
         raise Exit(USAGE, f"no stored session {session_id!r} (`crow sessions` lists them)")
     if action == "show":
         _print_transcript(record, await store.load(session_id))
+    elif share is not None:
+        await _share(store, record, share)
     else:
         await store.delete(session_id)  # refused while another crow process has it open
         forget(session_id)
         _say(f"deleted session {session_id}")
+
+
+@dataclass(frozen=True)
+class Share:
+    user: str
+    access: str | None
+    """"read", "full", or None to take a share back."""
+
+
+def _share_of(action: str, user: str | None, read_only: bool) -> Share | None:
+    from crow_acp.acp.sessions.ownership import USER_NAME
+
+    if action not in ("share", "unshare"):
+        if user is not None or read_only:
+            raise Exit(USAGE, f"a user and --read-only are for `crow sessions share`, not {action}")
+        return None
+    if user is None or not USER_NAME.fullmatch(user):
+        raise Exit(USAGE, f"crow sessions {action} ID USER: a user name (letters, digits, '_', '.', '-'; at most 64)")
+    if action == "unshare" and read_only:
+        raise Exit(USAGE, "--read-only is for `crow sessions share`")
+    return Share(user, None if action == "unshare" else "read" if read_only else "full")
+
+
+async def _share(store: Any, record: Any, share: Share) -> None:
+    if share.user == record.owner:
+        raise Exit(USAGE, f"session {record.id} is {share.user}'s own: there is nothing to share with them")
+    await store.share(record.id, share.user, share.access)
+    if share.access is None:
+        _say(f"session {record.id} is no longer shared with {share.user}")
+    else:
+        _say(f"session {record.id} (of {record.owner}) shared with {share.user}: {share.access} access")
 
 
 def _when(stamp: float) -> str:
@@ -133,6 +179,7 @@ def _as_json(record: Any, parent: str | None) -> dict[str, Any]:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "agent": record.data.get("agent"),
+        "owner": record.owner,
         "helper_of": parent,
     }
 

@@ -4,7 +4,7 @@
     agent_parts.py     AcpAgent(model, instructions=, tools=, mcp_servers=): the parts it turns into
     run.py             run() / run_sync(): one prompt in process, without an editor
     driven.py          what Python (a MultiAgent, a bridge, an observer) drives open sessions with
-    extensions.py      the extension requests ("_" methods): _session/steering
+    served.py          who the agent serves (act_for), session/list and delete by who asks, the "_" requests
 
 Its rooms, each above the next (import-linter holds the order):
 

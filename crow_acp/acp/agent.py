@@ -8,8 +8,9 @@ The handlers are thin; the work is done by what the agent owns, each built here 
     options        SessionOptions (sessions/options.py): model, mode and thinking level, and /mode
     turns          TurnRunner (prompt/turn.py): one prompt's turn or slash command
     outbox         Outbox (updates/outbox.py): events to the observers, the editor's first
-and the leases (sessions/leases.py), the model profiles and the store. What Python drives open sessions with (a
-MultiAgent, a bridge) is its base, DrivenFromPython (driven.py); ServesExtensions (extensions.py) the "_" requests.
+    ownership      Ownership (sessions/ownership.py): whose sessions the caller may touch (act_for sets who)
+and the leases, the model profiles and the store. Bases: DrivenFromPython (driven.py), what Python drives
+sessions with, and ServedToUsers (served.py), who it serves: session/list, delete and the "_" requests.
 """
 
 from __future__ import annotations
@@ -21,10 +22,8 @@ from typing import Any
 
 from acp.schema import (
     AuthenticateResponse,
-    DeleteSessionResponse,
     ForkSessionResponse,
     InitializeResponse,
-    ListSessionsResponse,
     LoadSessionResponse,
     LogoutResponse,
     NewSessionResponse,
@@ -45,17 +44,17 @@ from ..store import SessionStore, open_store
 from ..util.secrets import protect
 from .agent_parts import AgentParts, Instructions, configured
 from .driven import DrivenFromPython
-from .extensions import ServesExtensions
 from .prompt.message import as_dicts
 from .prompt.turn import TurnRunner
 from .rpc.capabilities import initialize_response
 from .rpc.shapes import ClientFeatures
 from .run import RunsInProcess
+from .served import ServedToUsers
 from .sessions.leases import Leases
 from .sessions.opener import SessionOpener
 from .sessions.options import MODE_OPTION, SessionOptions
+from .sessions.ownership import Ownership
 from .sessions.registry import OpenSessions, SessionPool
-from .sessions.stored import listed
 from .updates.editor_link import EditorLink
 from .updates.outbox import Outbox
 from .updates.shapes import AcpUpdates
@@ -63,7 +62,7 @@ from .updates.shapes import AcpUpdates
 log = logging.getLogger(__name__)
 
 
-class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
+class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
     def __init__(
         self,
         model: str | ModelClient | Config | None = None,
@@ -100,6 +99,8 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
             sessions=self.open_sessions, options=self.options, outbox=self.outbox, editor=self.editor,
             spawn=self._spawn,
         )  # fmt: skip
+        self.ownership = Ownership(lambda: self.store)
+        self.extensions = self.served_extensions()
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
         self.turns.checkpoints = self.opener.checkpoints
         if model is not None and not isinstance(model, str):
@@ -205,7 +206,8 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
         **_: Any,
     ) -> Any:
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
-        session_id = await self.opener.new(cwd, mcp_servers, additional_directories, agent=self.name, prompt=prompt)
+        owner = self.ownership.who().user
+        session_id = await self.opener.new(cwd, mcp_servers, additional_directories, self.name, prompt, owner)
         return NewSessionResponse(
             session_id=session_id, config_options=self.config_options(session_id), modes=self._modes(session_id)
         )
@@ -220,6 +222,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
         **_: Any,
     ) -> Any:
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        await self.ownership.require(session_id, "read")
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True, prompt=prompt)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
@@ -233,6 +236,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
         **_: Any,
     ) -> Any:
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        await self.ownership.require(session_id, "read")
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False, prompt=prompt)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
@@ -247,38 +251,30 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
     ) -> Any:
         """A new session with this one's history so far (and system prompt, unless it gives one), independent."""
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
+        grant = await self.ownership.require(session_id, "read")
         fork_id = await self.opener.fork(session_id, cwd, mcp_servers, additional_directories, prompt)
+        await self.ownership.forked(fork_id, grant)
         return ForkSessionResponse(session_id=fork_id, config_options=self.config_options(fork_id))
-
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
-        return ListSessionsResponse(sessions=await listed(self.store, cwd, self.name))
 
     async def close_session(self, session_id: str, **_: Any) -> None:
         """Stop the session's work (as session/cancel does), then let go of it (end_session runs)."""
         await self.open_sessions.release(session_id, "closed")
 
-    async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
-        """Close the session here (a running turn cancelled first), then remove it from the store; one open in
-        another crow process is refused with that process named; an unknown one is no error (the spec)."""
-        await self.open_sessions.release(session_id, "closed")
-        await self.leases.delete(session_id)
-        self.open_sessions.forget_source(session_id)
-        self.opener.checkpoints.delete(session_id)
-        return DeleteSessionResponse()
-
     async def cancel(self, session_id: str, **_: Any) -> None:
-        """Stop the running turn, and any prompt already waiting behind it."""
+        """Stop the running turn, and any prompt already waiting behind it (only one the caller may prompt runs)."""
         self.open_sessions.cancel(session_id)
 
     # ACP: config options and modes
     async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
         """The editor's pickers (model, mode, ...): set for this session, remembered, acknowledged."""
+        await self.ownership.require(session_id, "full")
         self.options.apply(await self.opener.live(session_id), config_id, value)
         await self.options.changed(session_id, mode=config_id == MODE_OPTION)
         return SetSessionConfigOptionResponse(config_options=self.config_options(session_id))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
         """The older mode API: the same modes as the "mode" config option."""
+        await self.ownership.require(session_id, "full")
         self.options.apply(await self.opener.live(session_id), MODE_OPTION, mode_id)
         await self.options.changed(session_id, mode=True)
         return SetSessionModeResponse()
@@ -286,11 +282,13 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServesExtensions):
     # ACP: prompt
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
         await self.leases.refuse_if_taken_over(session_id)
-        session = await self.opener.live(session_id)
+        session = await self.opener.live(session_id)  # not open here: as for an unknown id, another user's too
         cancels = session.control.cancels  # a cancel from now on is meant for this prompt too
+        grant = await self.ownership.require(session_id, "full")  # a share taken back holds at once
         async with session.control.lock:  # FIFO: queued prompts run in arrival order (promptQueueing)
             # What the editor is told has happened is durable; a lost lease ends the prompt with its error.
-            stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
+            with self.ownership.acting_for_owner(grant):  # what the turn opens is the owner's (ownership.py)
+                stop = await self.leases.durable(session, self.turns.run(session, as_dicts(prompt), cancels))
             return PromptResponse(stop_reason=stop)
 
     def config_options(self, session_id: str) -> list[Any]:

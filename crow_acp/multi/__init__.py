@@ -7,7 +7,8 @@
     conn.py        what members send the editor, attributed or on child sessions; session/load of a graph
     children.py    members as child sessions (ACP subagents): announcements, hand-off messages, state
     outlet.py      updates held until the editor knows the session, then sent
-    members.py     the members' sessions of an editor session, resumed, forked or new
+    members.py     the members' sessions of an editor session, resumed, forked, new or deleted
+    served.py      who the graph serves: the caller, on every member; `_crow/share` through the entry
     member.py      Member: what a graph calls on a member agent (AcpAgent is one)
     foreign/       ForeignAgent: another ACP agent (stdio or `crow serve`) as a member
 

@@ -48,9 +48,10 @@ from ..telemetry import gen_ai
 from .children import ChildSessions
 from .conn import MemberConnection, replay_graph
 from .graph import DEFAULT_SHARED, Graph, Node, collect_members, entry_of, stored_members
-from .members import new_members, open_members, resume_members
+from .members import delete_members, new_members, open_members, resume_members
 from .outlet import Outlet
 from .run import CURRENT_RUN, Outcome, Prompt, Run, prompt_text
+from .served import ServedGraph
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ Driver = Callable[[Run, Prompt, "str | None"], Awaitable[Outcome]]
 """`async def driver(run, prompt, source) -> Outcome`: asks members through `run.ask(...)`."""
 
 
-class MultiAgent:
+class MultiAgent(ServedGraph):
     def __init__(
         self,
         entry_agent: Node,
@@ -134,7 +135,8 @@ class MultiAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
     ) -> Any:
-        graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
+        async with self.entry.ownership.as_owner_of(session_id, "read"):
+            graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         await replay_graph(graph, self.outlet.send)
         self.outlet.release_after_response(graph, announce=False)  # the replay announced the children
@@ -143,7 +145,8 @@ class MultiAgent:
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, system_prompt: Any = None, **_: Any
     ) -> Any:
-        graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
+        async with self.entry.ownership.as_owner_of(session_id, "read"):
+            graph = self._open(await resume_members(self.members, cwd, session_id, mcp_servers, system_prompt))
         self._sync_mode(graph.editor_sid)  # a member created on load starts in the entry's mode too
         self.outlet.release_after_response(graph, announce=True)
         return ResumeSessionResponse(config_options=self._options(graph))
@@ -177,9 +180,11 @@ class MultiAgent:
             answer = await member.fork_session(sid, cwd, additional_directories, mcp_servers, system_prompt)
             return str(answer.session_id)
 
-        sids = await open_members(
-            self.members, session_id, fork, cwd, mcp_servers, additional_directories, system_prompt
-        )
+        async with self.entry.ownership.as_owner_of(session_id, "read") as grant:  # each copy is the owner's
+            sids = await open_members(
+                self.members, session_id, fork, cwd, mcp_servers, additional_directories, system_prompt
+            )
+        await self.entry.ownership.forked(sids[self.entry.name], grant)  # the forker may continue the graph
         graph = self._open(sids)
         self._sync_mode(graph.editor_sid)
         self.outlet.release_after_response(graph, announce=True)
@@ -196,10 +201,6 @@ class MultiAgent:
     def _options(self, graph: Graph) -> list[Any]:
         return self.entry.config_options(graph.entry_sid)
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:
-        """The entry agent's sessions: one per editor session (members' sessions are not listed)."""
-        return await self.entry.list_sessions(cwd=cwd, cursor=cursor)
-
     async def close_session(self, session_id: str, **_: Any) -> None:
         graph = self._graphs.pop(session_id, None)
         if graph is None:
@@ -211,13 +212,11 @@ class MultiAgent:
     async def delete_session(self, session_id: str, **_: Any) -> DeleteSessionResponse:
         """The graph closed here, then the entry's session deleted (refused, with nothing deleted, if another
         process has it open), then each member's session that the entry's record named."""
+        if (grant := await self.entry.ownership.deletable(session_id)) is None:  # as for an unknown id
+            return DeleteSessionResponse()
         await stored_members(self.entry, session_id)  # refuses a member's (child) session before closing anything
         await self.close_session(session_id=session_id)
-        members = await stored_members(self.entry, session_id)
-        await self.entry.delete_session(session_id=session_id)
-        for member in self.members[1:]:
-            if (sid := members.get(member.name)) is not None:
-                await member.delete_session(session_id=sid)
+        await delete_members(self.members, session_id, grant)
         return DeleteSessionResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -240,7 +239,11 @@ class MultiAgent:
         graph = self._graphs.get(session_id)
         if graph is None:
             raise RequestError.resource_not_found(session_id)
-        cancels = graph.cancels  # a cancel from now on is meant for this prompt too
+        cancels = graph.cancels  # a cancel from now on is meant for this prompt too (the check below waits)
+        async with self.entry.ownership.as_owner_of(session_id, "full"):  # the members' turns are the owner's
+            return await self._prompt(prompt, session_id, graph, cancels)
+
+    async def _prompt(self, prompt: list[Any], session_id: str, graph: Graph, cancels: int) -> PromptResponse:
         async with graph.lock:
             if graph.cancels != cancels:  # cancelled while it waited behind the run before it
                 return PromptResponse(stop_reason="cancelled")

@@ -1,4 +1,5 @@
-"""The members' sessions of one editor session: resumed or forked from the store, made for a member added since.
+"""The members' sessions of one editor session: resumed or forked from the store, made for a member added since,
+deleted with it.
 
 A client's system prompt (`systemPrompt`, ACP 1.30) goes to every member, checked once before any member
 opens a session (acp/sessions/system_prompt.py)."""
@@ -10,7 +11,8 @@ from typing import Any
 
 from ..acp.agent import AcpAgent
 from ..acp.sessions.system_prompt import client_prompt
-from .graph import Stored, member_sessions
+from ..store import Grant
+from .graph import Stored, member_sessions, stored_members
 
 
 async def new_members(
@@ -53,3 +55,15 @@ async def resume_members(
         return sid
 
     return await open_members(members, session_id, resume, cwd, mcp_servers, None, system_prompt)
+
+
+async def delete_members(members: list[AcpAgent], session_id: str, grant: Grant) -> None:
+    """The entry's session deleted (refused, with nothing deleted, if another process has it open), then each
+    member's session that the entry's record named, acting for its owner (whose they are)."""
+    entry = members[0]
+    known = await stored_members(entry, session_id)
+    await entry.delete_session(session_id=session_id)
+    with entry.ownership.acting_for_owner(grant):
+        for member in members[1:]:
+            if (sid := known.get(member.name)) is not None:
+                await member.delete_session(session_id=sid)

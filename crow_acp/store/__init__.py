@@ -29,6 +29,7 @@ May import: crow_acp.history, errors, util and config, and psycopg (lazily, for 
 Also in this room:
 
     lookup.py    Reads for the `crow` command: sessions by id prefix, and the store's state (schema version, leases)
+    owners.py    Whose a session is: the owner recorded with it, the users it is shared with, and what a caller may see
     postgres.py  PostgreSQL: sessions in the database a team already runs and backs up
     schema.py    The store's schema, versioned, and the steps that migrate an older database forward in place
     sql.py       The store over SQL: one implementation for SQLite and PostgreSQL, which differ only in their `Db`
@@ -40,12 +41,28 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .protocol import LeaseLost, Owner, SessionBusy, SessionRecord, SessionStore, StoredMessage, StoreError
+from .protocol import (
+    LOCAL_USER,
+    Access,
+    Caller,
+    Grant,
+    LeaseLost,
+    Owner,
+    SessionBusy,
+    SessionRecord,
+    SessionStore,
+    StoredMessage,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = [
+    "LOCAL_USER",
+    "Access",
+    "Caller",
+    "Grant",
     "LeaseLost",
     "Owner",
     "SessionBusy",

@@ -145,7 +145,7 @@ class SqlLeases:
                 if row is None or row[0] != self.owner.token:  # taken over since: this store stalled
                     raise SessionBusy(session_id, row[1] if row else "", int(row[2]) if row else 0, self.lease_ttl)
                 _unlink_forks(db, session_id)
-                for table, column in (("messages", "session_id"), ("leases", "session_id"), ("sessions", "id")):
+                for table, column in DELETED:
                     db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
             self._fenced.discard(session_id)
             self._held.discard(session_id)
@@ -185,6 +185,10 @@ class SqlLeases:
             await self.workers.all[0].call(
                 lambda db: db.execute("DELETE FROM leases WHERE token = ?", (self.owner.token,))
             )
+
+
+DELETED = (("messages", "session_id"), ("shares", "session_id"), ("leases", "session_id"), ("sessions", "id"))
+"""What a deleted session leaves behind nothing of: (table, its session id column)."""
 
 
 def _unlink_forks(db: Db, session_id: str) -> None:

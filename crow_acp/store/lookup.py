@@ -11,12 +11,13 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from .protocol import Db, Lease, SessionRecord, StoreState
+from .owners import visible
+from .protocol import Caller, Db, Lease, SessionRecord, StoreState
 
 if TYPE_CHECKING:
     from .worker import Workers
 
-SESSION_COLUMNS = "id, cwd, title, created_at, updated_at, data"
+SESSION_COLUMNS = "id, cwd, title, created_at, updated_at, data, owner"
 ESCAPE = "!"
 
 
@@ -31,13 +32,17 @@ class SqlLookup:
 
     workers: Workers[Db]
 
-    async def find_prefix(self, prefix: str, limit: int = 10) -> list[SessionRecord]:
-        """Prompted sessions whose id starts with `prefix` (case-sensitive), most recently updated first."""
+    async def find_prefix(
+        self, prefix: str, limit: int = 10, *, visible_to: Caller | None = None
+    ) -> list[SessionRecord]:
+        """Prompted sessions whose id starts with `prefix` (case-sensitive) that `visible_to` may see, most
+        recently updated first."""
+        condition, seen = visible(visible_to)
         sql = (
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1 AND id LIKE ? ESCAPE '{ESCAPE}'"
-            " AND substr(id, 1, ?) = ? ORDER BY updated_at DESC LIMIT ?"
+            f" AND substr(id, 1, ?) = ?{condition} ORDER BY updated_at DESC LIMIT ?"
         )
-        args = (like_prefix(prefix), len(prefix), prefix, limit)
+        args = (like_prefix(prefix), len(prefix), prefix, *seen, limit)
         await asyncio.gather(*(worker.call(lambda _: None) for worker in self.workers.all))  # queued writes first
         return await self.workers.all[0].call(lambda db: [record_of(row) for row in db.execute(sql, args).fetchall()])
 
@@ -57,5 +62,5 @@ class SqlLookup:
 
 
 def record_of(row: Any) -> SessionRecord:
-    sid, cwd, title, created, updated, data = row
-    return SessionRecord(sid, cwd, title, created, updated, json.loads(data))
+    sid, cwd, title, created, updated, data, owner = row
+    return SessionRecord(sid, cwd, title, created, updated, json.loads(data), owner)

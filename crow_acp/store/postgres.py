@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from .protocol import Owner, StoreError
-from .schema import CREATE_V2, VERSION, newer_than_known, statements
+from .schema import CREATE, VERSION, newer_than_known, statements, steps_from
 from .sql import SqlStore, storable
 from .worker import Workers
 
@@ -75,13 +75,13 @@ class PostgresDb:
 
 def migrate(db: PostgresDb) -> None:
     db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
-    db.execute(CREATE_V2[0])
+    db.execute(CREATE[0])
     version = db.execute("SELECT MAX(version) FROM crow_schema").fetchone()[0] or 0
     if version > VERSION:
         raise StoreError(newer_than_known(version))
     if version == VERSION:
         return
-    for statement in statements("postgres", CREATE_V2):
+    for statement in statements("postgres", steps_from(version)):
         db.execute(statement)
     db.execute("DELETE FROM crow_schema")
     db.execute("INSERT INTO crow_schema (version) VALUES (?)", (VERSION,))

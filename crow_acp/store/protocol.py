@@ -15,10 +15,16 @@ import uuid
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import StoreError
 from ..history import StoredMessage
+
+LOCAL_USER = "default"
+"""The user of `crow acp`, `crow run` and the single-token `crow serve`; the owner of sessions from before owners."""
+
+Access = Literal["read", "full"]
+"""What a user may do with a session: read (load, resume, fork) or full (prompt, delete, set options too)."""
 
 
 @dataclass
@@ -30,6 +36,24 @@ class SessionRecord:
     updated_at: float
     data: dict[str, Any]
     """additional_directories, mcp_servers, context, allowed (remembered answers), agent name."""
+    owner: str = LOCAL_USER
+    """The user the session belongs to (a `crow serve --users` name); not the lease holder (`Owner`)."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks the store about sessions: a user, and whether they are an admin (who sees every session)."""
+
+    user: str = LOCAL_USER
+    admin: bool = False
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What `Caller` may do with one session, and whose it is."""
+
+    owner: str
+    access: Access
 
 
 @dataclass(frozen=True)
@@ -158,11 +182,29 @@ class SessionStore(Protocol):
         LeaseLost if a write of that session was refused because another owner holds its lease."""
 
     async def get(self, session_id: str) -> SessionRecord | None: ...
-    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[SessionRecord]:
-        """Sessions that got at least one prompt, most recently updated first (at most `limit`)."""
+    async def list_sessions(
+        self, cwd: str | None = None, limit: int | None = None, *, visible_to: Caller | None = None
+    ) -> list[SessionRecord]:
+        """Sessions that got at least one prompt, most recently updated first (at most `limit`); with
+        `visible_to`, only that user's and those shared with them (every one for an admin)."""
 
-    async def find_prefix(self, prefix: str, limit: int = 10) -> list[SessionRecord]:
-        """Prompted sessions whose id starts with `prefix`, most recently updated first (at most `limit`)."""
+    async def find_prefix(
+        self, prefix: str, limit: int = 10, *, visible_to: Caller | None = None
+    ) -> list[SessionRecord]:
+        """Prompted sessions whose id starts with `prefix`, most recently updated first (at most `limit`);
+        `visible_to` as for list_sessions."""
+
+    # Ownership
+    async def access(self, session_id: str, caller: Caller) -> Grant | None:
+        """What `caller` may do with the session: full for its owner and an admin, the shared access for a
+        user it is shared with; None when the session does not exist or is not theirs to see (one answer)."""
+
+    async def share(self, session_id: str, user: str, access: Access | None) -> None:
+        """Give `user` read or full access to the session (None: take it back). Not fenced by the lease:
+        the owner's `crow sessions share` may run while the session is open elsewhere."""
+
+    async def shares(self, session_id: str) -> dict[str, Access]:
+        """The users the session is shared with, and their access."""
 
     async def load(self, session_id: str) -> list[StoredMessage]:
         """Every entry, archived ones too, in history order."""

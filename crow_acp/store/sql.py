@@ -13,13 +13,14 @@ from ..util.secrets import dumps, redact
 from ..util.text import clean_text
 from .leasing import SqlLeases
 from .lookup import SESSION_COLUMNS, SqlLookup, record_of
-from .protocol import Db, Owner, SessionRecord
+from .owners import SqlOwners, visible
+from .protocol import Caller, Db, Owner, SessionRecord
 from .worker import Workers
 
 T = TypeVar("T")
 
 
-class SqlStore(SqlLeases, SqlLookup):
+class SqlStore(SqlLeases, SqlLookup, SqlOwners):
     """A SessionStore over a Db; see crow_acp/store/__init__.py for the design, leasing.py for the fence."""
 
     def __init__(self, workers: Workers[Db], *, owner: Owner | None = None, lease_ttl: float = 30.0) -> None:
@@ -38,12 +39,13 @@ class SqlStore(SqlLeases, SqlLookup):
             record.created_at,
             record.updated_at,
             _dump(record.data),
+            record.owner,
             prompted,
         )
         rows = [_row(record.id, entry) for entry in entries]
 
         def op(db: Db) -> None:
-            db.execute(f"INSERT INTO sessions ({SESSION_COLUMNS}, prompted) VALUES (?, ?, ?, ?, ?, ?, ?)", args)
+            db.execute(f"INSERT INTO sessions ({SESSION_COLUMNS}, prompted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", args)
             for row in rows:
                 db.execute(INSERT, row)
 
@@ -133,11 +135,13 @@ class SqlStore(SqlLeases, SqlLookup):
 
         return await self.workers.of(session_id).call(op)
 
-    async def list_sessions(self, cwd: str | None = None, limit: int | None = None) -> list[SessionRecord]:
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1"
-        args: tuple[Any, ...] = ()
+    async def list_sessions(
+        self, cwd: str | None = None, limit: int | None = None, *, visible_to: Caller | None = None
+    ) -> list[SessionRecord]:
+        condition, args = visible(visible_to)
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE prompted = 1{condition}"
         if cwd:
-            sql, args = sql + " AND cwd = ?", (cwd,)
+            sql, args = sql + " AND cwd = ?", (*args, cwd)
         sql += " ORDER BY updated_at DESC"
         if limit is not None:
             sql, args = sql + " LIMIT ?", (*args, limit)

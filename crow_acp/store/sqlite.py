@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config.private import private_dir, private_file, tighten_existing
 from .protocol import Owner, StoreError
-from .schema import CREATE_V2, V1_TO_V2, VERSION, newer_than_known, statements
+from .schema import VERSION, newer_than_known, statements, steps_from
 from .sql import SqlStore, storable
 from .worker import Workers
 
@@ -63,7 +63,7 @@ def open_db(path: Path) -> SqliteDb:
     db = SqliteDb(path)
     _wal(db)
     db.execute("PRAGMA synchronous=NORMAL")
-    with db.transaction():  # two processes opening a new file at once: the second waits, then sees version 2
+    with db.transaction():  # two processes opening a new file at once: the second waits, then sees the current version
         migrate(db)
     return db
 
@@ -92,8 +92,7 @@ def migrate(db: SqliteDb) -> None:
         raise StoreError(newer_than_known(version))
     if version == VERSION:
         return
-    steps = CREATE_V2 if version == 0 else V1_TO_V2
-    for statement in statements("sqlite", steps):
+    for statement in statements("sqlite", steps_from(version)):
         db.execute(statement)
     db.execute("DELETE FROM crow_schema")
     db.execute("INSERT INTO crow_schema (version) VALUES (?)", (VERSION,))

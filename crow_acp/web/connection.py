@@ -34,6 +34,7 @@ from acp.meta import AGENT_METHODS
 from ..acp.agent import AcpAgent
 from ..acp.rpc.routes import agent_connection
 from ..multi import MultiAgent
+from ..store import Caller
 from .bounds import ClientRules
 from .idle import Activity
 from .metrics import AgentMetrics, ServeMetrics
@@ -54,6 +55,9 @@ class ServedAgent(Protocol):
     async def cancel(self, session_id: str, **kwargs: Any) -> None: ...
 
     async def shutdown(self) -> None: ...
+
+    def act_for(self, caller: Caller) -> None:
+        """Serve this user: their sessions, those shared with them (acp/served.py)."""
 
 
 class CrowConnection(ConnectionState):
@@ -217,7 +221,9 @@ class CrowRegistry(ConnectionRegistry):
 
     def create(self, agent_factory: Any = None) -> ConnectionState:
         user = CURRENT_USER.get() or User(DEFAULT, None, self.rules.bounds, admin=True)  # embedded: no auth
-        state = CrowConnection(_new_id(), self.make_agent(), self.max_requests, self.rules, user)
+        agent = self.make_agent()
+        agent.act_for(Caller(user.name, user.admin))  # the connection's sessions are its user's
+        state = CrowConnection(_new_id(), agent, self.max_requests, self.rules, user)
         if self.metrics is not None:
             state.attach_metrics(self.metrics)
         return self._add(state)

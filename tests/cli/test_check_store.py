@@ -89,7 +89,7 @@ def test_crow_check_reports_the_schema_version_and_live_leases(store_env, crow_h
     lines = held.stdout.splitlines()
     start = lines.index("session store")
     assert lines[start + 2 : start + 5] == [
-        "  schema     version 2",
+        "  schema     version 3",
         "  leases     1 live",
         lines[start + 4],
     ], held.stdout

@@ -12,6 +12,7 @@ import pytest
 from support import spawn
 from support.helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text
 
+from crow_acp.store.schema import VERSION
 from crow_acp.store.sqlite import SqliteStore
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -56,7 +57,10 @@ async def test_the_store_migrates_a_version_1_file_in_place(tmp_path):
     finally:
         await store.close()
     db = sqlite3.connect(path)
-    assert db.execute("SELECT version FROM crow_schema").fetchall() == [(2,)]
+    assert db.execute("SELECT version FROM crow_schema").fetchall() == [(VERSION,)]
+    assert db.execute("SELECT DISTINCT owner FROM sessions").fetchall() == [("default",)], (
+        "old sessions: the local user's"
+    )
     SqliteStore(path)  # opening a migrated file again changes nothing
     assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (21,)
 
@@ -99,6 +103,7 @@ import asyncio, sys, time
 from pathlib import Path
 from crow_acp.history import StoredMessage
 from crow_acp.store import SessionRecord
+from crow_acp.store.schema import VERSION
 from crow_acp.store.sqlite import SqliteStore
 
 async def main():

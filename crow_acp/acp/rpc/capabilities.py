@@ -31,8 +31,11 @@ QUEUEING: dict[str, Any] = {"claudeCode": {"promptQueueing": True}}
 """agentCapabilities._meta, as claude-agent-acp says it: a prompt sent during a turn waits for it (queued)."""
 STEERING: dict[str, Any] = {"steering": {"supported": True}}
 """InitializeResponse._meta, as claude-agent-acp says it: `_session/steering` is served (prompt/steering.py)."""
-EXTENSIONS: dict[str, Any] = {"crow": {"rewind": {"method": "_crow/rewind"}}}
-"""crow's extension requests (`_meta` of the answer): `_crow/rewind` {sessionId, messageIndex, chat?, files?}."""
+EXTENSIONS: dict[str, Any] = {
+    "crow": {"extensions": ["_crow/share", "_crow/rewind"], "rewind": {"method": "_crow/rewind"}}
+}
+"""crow's own requests, in the answer's `_meta.crow`: `_crow/share` (docs/serve.md#sharing-a-session) and
+`_crow/rewind` {sessionId, messageIndex, chat?, files?} (docs/rewind.md)."""
 
 
 def initialize_response(protocol_version: int, client_capabilities: ClientCapabilities | None) -> InitializeResponse:

@@ -4,6 +4,7 @@
                        released), and SessionPool, which of them stay in memory
     opener.py          SessionOpener: a session into memory (new, load, resume, fork) and its replay
     options.py         the session's config options (model, mode, thinking level) and /mode
+    ownership.py       whose sessions the agent's caller may touch (the store's answer), and `_crow/share`
     leases.py          one writer per session: the store's lease, renewed, and what happens when it is lost
     stored.py          stored sessions as the editor asks: session/list, session/fork, repairs on load
     directories.py     the directories an editor names, checked before any work

@@ -30,7 +30,7 @@ from ...mcp.specs import check_servers
 from ...model.costs import shown_on_load
 from ...model.wires import prewarm
 from ...policy.remembered import bind_to_roots
-from ...store import SessionRecord
+from ...store import LOCAL_USER, SessionRecord
 from ...timeline.timeline import Checkpoints
 from ...util.imports import off_loop
 from ..prompt.mcp_live import all_commands, report_failures
@@ -99,8 +99,9 @@ class SessionOpener:
         directories: list[str] | None,
         agent: str,
         prompt: ClientPrompt | None = None,
+        owner: str = LOCAL_USER,
     ) -> str:
-        """A new session, stored, leased and started; its id. `prompt`: the client's system prompt."""
+        """A new session of `owner`, stored, leased and started; its id. `prompt`: the client's system prompt."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
         session_id = uuid.uuid4().hex
@@ -112,7 +113,7 @@ class SessionOpener:
         }
         if prompt is not None:
             data[CLIENT_PROMPT] = prompt.to_json()
-        self._store().create(SessionRecord(session_id, cwd, None, now, now, data))
+        self._store().create(SessionRecord(session_id, cwd, None, now, now, data, owner))
         await self.sessions.leases.take(session_id)
         self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
         await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
@@ -132,7 +133,7 @@ class SessionOpener:
     async def fork(
         self, source_id: str, cwd: str, mcp_servers: list[Any] | None, directories: list[str] | None, prompt: Any
     ) -> str:
-        """A copy of the stored session, open here and started; its id."""
+        """A copy of the stored session (its owner's too), open here and started; its id."""
         check_servers(mcp_servers)
         fork_id = await copy_session(self._store(), source_id, cwd, directories)
         await self.reopen(fork_id, cwd, mcp_servers, directories, replay=False, prompt=prompt)

@@ -17,14 +17,14 @@ from acp.schema import SessionInfo
 from ...core.history_rules import repair_entries
 from ...core.session import INTERRUPTED, Session, answer_open_calls
 from ...history import StoredMessage
-from ...store import SessionRecord, SessionStore
+from ...store import Caller, SessionRecord, SessionStore
 from ...util.text import clean_meta, clean_text, repair
 
 
 async def copy_session(
     store: SessionStore, source_id: str, cwd: str, directories: list[str] | None, fork_id: str | None = None
 ) -> str:
-    """Copy the session's record and rows to a new session (`fork_id`, else a new id); returns its id."""
+    """Copy the record and rows to a new session of the same owner (`fork_id`, else a new id); returns its id."""
     source = await store.get(source_id)
     if source is None:
         raise RequestError.resource_not_found(source_id)
@@ -37,12 +37,13 @@ async def copy_session(
     rows = [
         StoredMessage(e.message, copy.deepcopy(e.meta), e.active, row_id=e.row_id) for e in await store.load(source_id)
     ]
-    store.create(SessionRecord(fork_id, cwd, title, now, now, data), rows)  # one transaction: all rows or none
+    # One transaction: all rows or none. The fork is the source owner's (ownership.py says who else may use it).
+    store.create(SessionRecord(fork_id, cwd, title, now, now, data, source.owner), rows)
     return fork_id
 
 
-async def listed(store: SessionStore, cwd: str | None, agent: str) -> list[SessionInfo]:
-    """The stored sessions of `agent` (in `cwd`, if given), as session/list shows them."""
+async def listed(store: SessionStore, cwd: str | None, agent: str, caller: Caller) -> list[SessionInfo]:
+    """The stored sessions of `agent` that `caller` may see (in `cwd`, if given), as session/list shows them."""
     return [
         SessionInfo(
             session_id=r.id,
@@ -50,7 +51,7 @@ async def listed(store: SessionStore, cwd: str | None, agent: str) -> list[Sessi
             title=r.title,
             updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.updated_at)),
         )
-        for r in await store.list_sessions(cwd)
+        for r in await store.list_sessions(cwd, visible_to=caller)
         if r.data.get("agent", agent) == agent
     ]
 

@@ -1,0 +1,96 @@
+"""The ownership seam in process and over stdio: `crow acp` is the local user `default`, who sees their own
+sessions as before and another user's not at all; any `_crow/*` method naming a session is checked first."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+from acp import RequestError
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, in_process, run_crow, text
+
+from crow_acp import AcpAgent, load_config
+from crow_acp.history import StoredMessage
+from crow_acp.store import Caller, SessionRecord
+from crow_acp.store.sqlite import SqliteStore
+from crow_acp.testing import Reply, ScriptedModel
+from crow_acp.testing.function_model import FunctionModel
+
+pytestmark = pytest.mark.anyio
+
+
+async def stored_session(path, session_id: str, owner: str, cwd: str) -> None:
+    store = SqliteStore(path)
+    try:
+        now = time.time()
+        store.create(SessionRecord(session_id, cwd, f"{owner}'s", now, now, {"agent": "crow"}, owner))
+        store.append(session_id, StoredMessage({"role": "user", "content": f"{owner} asked"}, row_id=1))
+        await store.flush()
+    finally:
+        await store.close()
+
+
+async def test_crow_acp_is_the_local_user_default(crow_home, tmp_path):
+    cwd = str(tmp_path)
+    await stored_session(crow_home / "sessions.db", "a" * 32, "alice", cwd)
+    await stored_session(crow_home / "sessions.db", "d" * 32, "default", cwd)
+    async with ScriptedModel([Reply(text="hello again")]) as model:
+        client = RecordingClient()
+        async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
+            with anyio.fail_after(60):
+                assert [s.session_id for s in (await conn.list_sessions()).sessions] == ["d" * 32]
+                with pytest.raises(RequestError) as hidden:
+                    await conn.load_session(cwd=cwd, session_id="a" * 32, mcp_servers=[])
+                with pytest.raises(RequestError) as unknown:
+                    await conn.load_session(cwd=cwd, session_id="b" * 32, mcp_servers=[])
+                assert (hidden.value.code, str(hidden.value)) == (unknown.value.code, str(unknown.value))
+                await conn.load_session(cwd=cwd, session_id="d" * 32, mcp_servers=[])
+                assert (await conn.prompt(session_id="d" * 32, prompt=[text("more")])).stop_reason == "end_turn"
+                new = (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+    store = SqliteStore(crow_home / "sessions.db")
+    try:
+        assert (await store.get(new)).owner == "default"
+        assert [m.message["content"] for m in await store.load("a" * 32)] == ["alice asked"], "alice's untouched"
+    finally:
+        await store.close()
+
+
+async def test_a_crow_extension_naming_another_users_session_never_runs(crow_home, tmp_path):
+    store = SqliteStore(tmp_path / "shared.db")
+    alice = AcpAgent(FunctionModel([Reply(text="ok")]), config=load_config(home=crow_home), store=store)
+    bob = AcpAgent(FunctionModel([]), config=load_config(home=crow_home), store=store)
+    alice.act_for(Caller("alice"))
+    bob.act_for(Caller("bob"))
+    ran: list[dict] = []
+
+    async def touch(params: dict) -> dict:
+        ran.append(params)
+        return {}
+
+    bob.extensions["crow/touch"] = touch
+    try:
+        async with in_process(alice), in_process(bob):
+            sid = (await alice.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            with pytest.raises(RequestError) as hidden:
+                await bob.ext_method("crow/touch", {"sessionId": sid})
+            with pytest.raises(RequestError) as unknown:
+                await bob.ext_method("crow/touch", {"sessionId": "0" * 32})
+            assert hidden.value.code == unknown.value.code == -32002 and ran == []
+            with pytest.raises(RequestError) as other:
+                await bob.ext_method("crow/nothing", {"sessionId": sid})
+            assert other.value.code == -32601, "an unknown extension is unknown for everyone"
+            await bob.ext_method("crow/touch", {})
+            assert ran == [{}], "one that names no session runs"
+            await alice.ext_method("crow/share", {"sessionId": sid, "user": "bob", "access": "full"})
+            await bob.ext_method("crow/touch", {"sessionId": sid})
+            assert ran[-1] == {"sessionId": sid}
+            for bad, field in (
+                ({"sessionId": sid, "user": "../x", "access": "read"}, "user"),
+                ({"sessionId": sid, "user": "bob", "access": "all"}, "access"),
+            ):
+                with pytest.raises(RequestError) as refused:
+                    await alice.ext_method("crow/share", bad)
+                assert refused.value.code == -32602 and field in str(refused.value.data)
+    finally:
+        await store.close()
