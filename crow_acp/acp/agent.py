@@ -16,6 +16,7 @@ sessions with, and ServedToUsers (served.py), who it serves: session/list, delet
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
@@ -101,6 +102,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
         )  # fmt: skip
         self.ownership = Ownership(lambda: self.store)
         self.extensions = self.served_extensions()
+        self.opener.may_load = functools.partial(self.ownership.require, need="read")  # inside the load (opener.py)
         self.turns = TurnRunner(self.config, self.models, self._current_callbacks, self.outbox.emit, self._spawn)
         self.turns.checkpoints = self.opener.checkpoints
         if model is not None and not isinstance(model, str):
@@ -222,7 +224,6 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
         **_: Any,
     ) -> Any:
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
-        await self.ownership.require(session_id, "read")
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=True, prompt=prompt)
         return LoadSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 
@@ -236,7 +237,6 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
         **_: Any,
     ) -> Any:
         prompt = self.opener.admit(cwd, additional_directories, system_prompt)
-        await self.ownership.require(session_id, "read")
         await self.opener.reopen(session_id, cwd, mcp_servers, additional_directories, replay=False, prompt=prompt)
         return ResumeSessionResponse(config_options=self.config_options(session_id), modes=self._modes(session_id))
 

@@ -6,20 +6,17 @@
 
 One editor session is a session on every member (same cwd, same MCP servers); the editor's
 session id is the entry agent's. A prompt goes to the entry agent, or to the driver. Everything a
-member shows reaches the editor attributed (conn.py), or, for an editor that opted in to subagents,
-on the member's own child session (children.py); hand-offs show as "a → b" tool calls, cancel stops
-every member (a cancel of one child stops that member), and the stop reason covers the whole run:
-"cancelled" if any part was cancelled, else the last agent's. session/load restores every member
-and replays the whole graph's history in order.
+member shows reaches the editor attributed (conn.py), or on the member's own child session for an editor
+that opted in to subagents (children.py); hand-offs show as "a → b" tool calls, cancel stops every member
+(a cancel of one child, that member), and the stop reason covers the whole run ("cancelled" if any part
+was); session/load restores every member and replays the whole graph's history in order.
 
 Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default
 "blackboard", "plan" and "graph_sessions"; patterns add theirs) are one Blackboard across all
 members of an editor session (blackboard.py). `session.set_context(key, ...)` in any member (or
 any other change of a shared key) is seen by every other member at once, and is saved with every
 member. Other keys stay private to the member's session: they hold per-session bookkeeping
-(injected skills, compaction counters) that must not leak.
-
-The members are driven through AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
+(injected skills, compaction counters) that must not leak. The members are driven through AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
 """
 
 from __future__ import annotations

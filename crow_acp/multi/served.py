@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from acp import RequestError
+
 from ..acp.agent import AcpAgent
+from ..acp.prompt.steering import METHOD as STEERING
 from ..store import Caller
 
 
@@ -19,7 +22,10 @@ class ServedGraph:
             member.act_for(caller)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """`_crow/share` of the entry's session shares the graph."""
+        """`_crow/share` of the entry's session shares the graph, `_crow/rewind` refuses with the reason; a graph
+        serves no `_session/steering` (its turn goes from member to member), so that is "method not found"."""
+        if method == STEERING:
+            raise RequestError.method_not_found(f"_{method}")
         return await self.entry.ext_method(method, params)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> Any:

@@ -180,7 +180,7 @@ async def test_a_share_grants_exactly_what_it_says(team):
                     assert {k: v for k, v in answers.items() if v == read_only} == {
                         name: read_only for name in ("prompt", "set_mode", "set_option", "delete")
                     }
-                    assert answers["load"] == answers["resume"] == answers["fork"] == "ok"
+                    assert answers["load"] == answers["resume"] == answers["fork"] == "ok", answers
                     assert "only the owner" in answers["share"][2], "a reader may not share it on"
                     # A reader's fork: alice's, as its source is, and bob's to continue.
                     fork = (await bob.fork_session(cwd=cwd, session_id=sid, mcp_servers=[])).session_id

@@ -3,6 +3,7 @@
     registry.py        OpenSessions, THE registry of open sessions (found by id, driven from Python,
                        released), and SessionPool, which of them stay in memory
     opener.py          SessionOpener: a session into memory (new, load, resume, fork) and its replay
+    announce.py        what the editor is told once a session is answered: held events, cost, commands, sandbox
     options.py         the session's config options (model, mode, thinking level) and /mode
     ownership.py       whose sessions the agent's caller may touch (the store's answer), and `_crow/share`
     leases.py          one writer per session: the store's lease, renewed, and what happens when it is lost

@@ -12,7 +12,7 @@ import asyncio
 import functools
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
@@ -27,17 +27,14 @@ from ...core.session_view import SessionView
 from ...history import StoredMessage
 from ...mcp.host import McpHost, server_specs
 from ...mcp.specs import check_servers
-from ...model.costs import shown_on_load
-from ...model.wires import prewarm
 from ...policy.remembered import bind_to_roots
 from ...store import LOCAL_USER, SessionRecord
 from ...timeline.timeline import Checkpoints
-from ...util.imports import off_loop
-from ..prompt.mcp_live import all_commands, report_failures
 from ..prompt.mcp_live import attach as attach_mcp
 from ..questions.ask_user import offer_questions
-from ..updates.shapes import commands_update, replay_with_plans
-from ..updates.warnings import config_warnings, cut_mark, sandbox_warning
+from ..updates.shapes import replay_with_plans
+from ..updates.warnings import cut_mark
+from .announce import Announcer
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
 from .registry import Opening
@@ -81,8 +78,12 @@ class SessionOpener:
         self.outbox = outbox
         self.editor = editor
         self._loading: dict[str, asyncio.Event] = {}  # sessions being reopened: a prompt waits for them
+        self.may_load: Callable[[str], Awaitable[object]] = _anyone
+        """Raises for a session the caller may not load (AcpAgent sets it: ownership.py). Asked once the load is
+        under way, so a prompt sent meanwhile waits for the load's answer (and fails as it does)."""
         self._spawn = spawn
-        self._prewarmed = False
+        self.after_response = Announcer(config, sessions, outbox, editor, spawn).after_response
+        """Runs once the session/new or session/load response has gone out (announce.py)."""
         self.gate = CredentialGate(config, models)
         """session/new, load, resume and fork answer auth_required while crow's model has no key."""
         self.checkpoints = Checkpoints(config.home, config.checkpoints)
@@ -136,7 +137,7 @@ class SessionOpener:
         """A copy of the stored session (its owner's too), open here and started; its id."""
         check_servers(mcp_servers)
         fork_id = await copy_session(self._store(), source_id, cwd, directories)
-        await self.reopen(fork_id, cwd, mcp_servers, directories, replay=False, prompt=prompt)
+        await self.reopen(fork_id, cwd, mcp_servers, directories, replay=False, prompt=prompt, asked=False)
         return fork_id
 
     async def live(self, session_id: str) -> Session:
@@ -169,13 +170,17 @@ class SessionOpener:
         *,
         replay: bool,
         prompt: ClientPrompt | None = None,
+        asked: bool = True,
     ) -> None:
         """A stored session back in memory and started; on load, its history replayed to the editor.
-        `prompt`: the client's system prompt, which replaces the stored one (None keeps it)."""
+        `prompt`: the client's system prompt, which replaces the stored one (None keeps it). `asked`: a caller
+        asked for it (load, resume: may_load decides); a fork crow just made is its own to open."""
         check_directories(cwd, directories)
         check_servers(mcp_servers)
         loaded = self._loading[session_id] = asyncio.Event()
         try:
+            if asked:
+                await self.may_load(session_id)
             await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
         except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
             await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
@@ -289,30 +294,6 @@ class SessionOpener:
         await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
         await self.sessions.evict(keep=session.id)
 
-    def after_response(self, session_id: str) -> None:
-        """Runs once the session/new or session/load response has gone out (the SDK orders it so)."""
-        self._spawn(self._announce(session_id))
-        if not self._prewarmed and (session := self.sessions.by_id.get(session_id)):
-            self._prewarmed = True
-            self._spawn(off_loop(prewarm, session.model))  # while the user types
 
-    async def _announce(self, session_id: str) -> None:
-        held = self.outbox.stop_holding(session_id)
-        session = self.sessions.by_id.get(session_id)
-        if session is None:
-            return
-        for event in held:
-            await self.outbox.emit(event)
-        if (usage := shown_on_load(session)) is not None:  # its cost, as the editor showed it before
-            await self.outbox.emit(usage)
-        await report_failures(session)
-        for notice in config_warnings(session_id, self.config.warnings()):
-            await self.outbox.emit(notice)
-        if self.editor.conn and (commands := all_commands(session)):
-            try:
-                await self.editor.conn.session_update(session_id=session_id, update=commands_update(commands))
-            except ConnectionError:  # the editor left right after its answer: nobody to tell
-                pass
-        # Last: the probe may take a while on a busy machine, and nothing above should wait for it.
-        for notice in await sandbox_warning(session_id, self.config.sandbox, self.editor):
-            await self.outbox.emit(notice)
+async def _anyone(session_id: str) -> None:
+    """Every stored session may be loaded (an agent that serves one user)."""
