@@ -16,7 +16,8 @@ Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys
 members of an editor session (blackboard.py). `session.set_context(key, ...)` in any member (or
 any other change of a shared key) is seen by every other member at once, and is saved with every
 member. Other keys stay private to the member's session: they hold per-session bookkeeping
-(injected skills, compaction counters) that must not leak. The members are driven through AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
+(injected skills, compaction counters) that must not leak. The members are driven through
+AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
 """
 
 from __future__ import annotations
