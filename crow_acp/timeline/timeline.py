@@ -1,7 +1,8 @@
 """One session's checkpoints: the workspace before and after each user prompt, and what a rewind changes.
 
     $CROW_HOME/checkpoints/<session>/
-        index.json          {row of the user message: [manifest before, manifest after, note]}
+        index.jsonl         [row of the user message, manifest before, manifest after, note] a line, appended
+                            as each checkpoint is taken (the last line of a row wins; rewritten by a rewind)
         manifests/<sha256>  a Manifest as JSON (content-addressed: an unchanged tree adds nothing)
         objects/            file contents, one pack per checkpoint and its index (objects.py)
         rewind-journal.json a rewind under way (journal.py)
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from ..config.tables import CheckpointConfig
 
 log = logging.getLogger(__name__)
+INDEX = "index.jsonl"
 KEPT_OPEN = 32
 """Timelines kept in memory (each holds its last manifest, the stat cache); `crow serve` has many sessions."""
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -68,12 +70,12 @@ class Timeline:
     def before(self, row: int) -> None:
         digest, note = self.snapshot()
         self.points[row] = Point(digest, None, note)
-        self._save_index()
+        self._append(row)
 
     def after(self, row: int) -> None:
         if (point := self.points.get(row)) is not None:
             point.after = self.snapshot()[0]
-            self._save_index()
+            self._append(row)
 
     def snapshot(self) -> tuple[str | None, str]:
         """The tree now as a stored manifest: (its digest, "") or (None, why there is none)."""
@@ -144,18 +146,29 @@ class Timeline:
         return digest
 
     def _load_index(self) -> dict[int, Point]:
+        points: dict[int, Point] = {}
         try:
-            rows = json.loads((self.directory / "index.json").read_bytes())
-            return {int(row): Point(*point) for row, point in rows.items()}
+            lines = (self.directory / INDEX).read_bytes().splitlines()
         except FileNotFoundError:
-            return {}
-        except (ValueError, TypeError) as exc:
-            log.warning("checkpoint index of %s unreadable: %s", self.directory.name, exc)
-            return {}
+            return points
+        for line in lines:
+            try:
+                row, before, after, note = json.loads(line)
+                points[int(row)] = Point(before, after, note)
+            except (ValueError, TypeError) as exc:  # a line a kill cut short, or damage: the others still count
+                log.warning("checkpoint index of %s: a line unreadable: %s", self.directory.name, exc)
+        return points
+
+    def _append(self, row: int) -> None:
+        """One line per checkpoint: appended, not the whole index rewritten and renamed (two renames a prompt
+        cost milliseconds on ext4, on every prompt's path)."""
+        point = self.points[row]
+        with open(self.directory / INDEX, "ab") as out:
+            out.write(json.dumps([row, point.before, point.after, point.note]).encode() + b"\n")
 
     def _save_index(self) -> None:
-        rows = {str(row): [p.before, p.after, p.note] for row, p in self.points.items()}
-        write_atomically(self.directory / "index.json", json.dumps(rows).encode())
+        rows = b"".join(json.dumps([r, p.before, p.after, p.note]).encode() + b"\n" for r, p in self.points.items())
+        write_atomically(self.directory / INDEX, rows)
 
 
 class Checkpoints:
