@@ -23,6 +23,18 @@ CONTINUE = "continue"
 GO_ON = "Continue where you were cut off."
 """What the model is told after a cut reply (a request may not end with the assistant's message)."""
 Resume = Literal["as_is", "go_on"]
+_stopping = False
+
+
+def crow_stops() -> None:
+    """crow is shutting down (SIGTERM, SIGHUP, stdin closed: server/shutdown.py): the turns it cancels from
+    now on are recorded as cut, not as cancelled by the user, so a load marks them and /continue resumes."""
+    global _stopping
+    _stopping = True
+
+
+def crow_stopping() -> bool:
+    return _stopping
 
 
 def cut_off(history: Sequence[StoredMessage]) -> str | None:

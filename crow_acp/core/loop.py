@@ -40,12 +40,13 @@ from ..plugin.decisions import ToolCallInfo
 from ..plugin.session import Tool, ToolContext, ToolTimer
 from ..telemetry import gen_ai
 from . import images
+from .cut_turn import crow_stopping
 from .draft import Draft
 from .history_rules import object_arguments
 from .hooks import run_hooks
 from .reply_caps import ReplyBudget, close_stream, over_cap
 from .request import RequestChain
-from .session import Session
+from .session import INTERRUPTED, Session
 from .session_view import SessionView
 from .tool_gate import after_tool, before_tool, placeholder
 from .turn import MAX_NAME, PendingCall, Reply, Turn, check_new_calls, new_call_id
@@ -116,6 +117,10 @@ async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudge
         for call in reply.calls:
             call.complete()
         check_new_calls(reply.calls, session.messages(), new_call_id)
+    except BaseException:
+        if crow_stopping():  # shut down mid-stream: kept as shown, and marked cut for the next load
+            reply.cut = "streaming"
+        raise
     finally:
         reply.message = _record_reply(reply, draft)
     if reply.usage:
@@ -202,7 +207,8 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
         with anyio.CancelScope(shield=True):
             for call in calls:
                 if call.id not in done:
-                    await _finish(session, call, ToolResult(CANCELLED, is_error=True), done)
+                    stopped = INTERRUPTED if crow_stopping() else CANCELLED  # a shutdown's cut, or the user's
+                    await _finish(session, call, ToolResult(stopped, is_error=True), done)
             images.record_tool_images(session, [(call.name, call.images) for call in calls if call.images])
 
 

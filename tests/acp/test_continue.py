@@ -50,8 +50,9 @@ CUTS: dict[str, Any] = {
 }
 
 
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
 @pytest.mark.parametrize("where", list(CUTS))
-async def test_continue_resumes_a_turn_cut_by_a_sigkill(crow_home, tmp_path, where):
+async def test_continue_resumes_a_turn_cut_by_a_kill_or_a_shutdown(crow_home, tmp_path, where, stop):
     entry, ready, how = CUTS[where]
     with ScriptedModel([entry]) as model:
         env = crow_env(crow_home, model.base_url)
@@ -63,8 +64,8 @@ async def test_continue_resumes_a_turn_cut_by_a_sigkill(crow_home, tmp_path, whe
                 await eventually(lambda: len(model.requests) == 1)
             else:
                 await crow.wait_for(ready)
-            crow.signal(signal.SIGKILL)
-            assert await crow.drain_to_exit() == -signal.SIGKILL
+            crow.signal(stop)  # SIGTERM: crow cancels the turn and exits 0, recording it as cut, not as the user's
+            assert await crow.drain_to_exit() == (-signal.SIGKILL if stop == signal.SIGKILL else 0)
         model.add(Reply(text="resumed"))
         async with raw_crow(env, "--agent", CORE_AGENT) as crow:
             loaded = await crow.call("session/load", {"cwd": str(tmp_path), "sessionId": sid, "mcpServers": [GATE]})
