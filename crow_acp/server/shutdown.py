@@ -59,9 +59,6 @@ async def first_of(*waits: Any) -> None:
 
 async def stop_serving(agent: Any, transport: StdioTransport, connection: Any, hurry: asyncio.Event) -> None:
     """Cancel turns, answer open calls, close the connection, kill commands, close MCP servers."""
-    from ..core.cut_turn import crow_stops
-
-    crow_stops()  # what is cancelled now was cut by crow stopping: a load marks it, /continue resumes it
     for method, params in list(transport.open_requests.values()):
         if method == "session/prompt" and isinstance(params, dict) and isinstance(params.get("sessionId"), str):
             await _cancel(agent, params["sessionId"])

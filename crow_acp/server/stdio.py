@@ -87,6 +87,9 @@ async def serve_stdio(agent: Any, protocol_fd: int) -> None:
     listening = asyncio.create_task(connection.listen())
     try:
         await first_of(asyncio.shield(listening), signals.first.wait(), wire.gone.wait())
+        from ..core.cut_turn import crow_stops  # here: core is not on the start-up path
+
+        crow_stops()  # the process ends: what is cancelled now is recorded as cut, for /continue (cut_turn.py)
         await stop_serving(agent, wire, connection, signals.second)
     finally:
         listening.cancel()
