@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crow.exits import SETUP, Exit
+from crow_acp.config.private import write_private
 
 MODES = ["ask", "plan", "accept_edits", "auto", "full_access"]
 
@@ -164,17 +165,7 @@ def _render(entries: dict[str, dict[str, Any]]) -> str:
 
 
 def _write(path: Path, entries: dict[str, dict[str, Any]]) -> None:
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(_render(entries))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:  # not a catch: whatever stops the write, no half-written file stays; re-raised
-        temporary.unlink(missing_ok=True)
-        raise
+    write_private(path, _render(entries), durable=True)
 
 
 @contextlib.contextmanager

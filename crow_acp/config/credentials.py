@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from ..errors import ConfigError
+from .private import write_private
 from .sections import ModelProfile
 
 FILE_NAME = "credentials.toml"
@@ -115,16 +116,7 @@ def save_credentials(home: Path, credentials: StoredCredentials) -> Path:
     """Write the credentials, replacing any (a symlink in their place included, never followed)."""
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = credentials_path(home)
-    temporary = home / f".{FILE_NAME}.{os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(_toml(credentials))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)  # interrupted (Ctrl-C, a full disk): nothing is left behind
+    write_private(path, _toml(credentials), durable=True)
     return path
 
 

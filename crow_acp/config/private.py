@@ -51,6 +51,25 @@ def private_file(path: Path) -> Path:
     return path
 
 
+def write_private(path: Path, text: str, *, durable: bool = False) -> None:
+    """`text` at `path`, readable by its owner only, all or nothing: a new file beside it (O_EXCL, O_NOFOLLOW,
+    0600 from the start) renamed over it, so a symlink there is replaced, never followed. `durable`: on disk
+    before the rename (what was there survives a crash until the new one is whole)."""
+    import secrets
+
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            if durable:
+                file.flush()
+                os.fsync(file.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)  # interrupted (Ctrl-C, a full disk): nothing half-written stays
+
+
 def tighten_existing(path: Path) -> None:
     """A file that may exist (a database's -wal and -shm): 0600 if it does, else nothing."""
     try:

@@ -8,11 +8,10 @@ A token is never taken on the command line, where every user on the machine can 
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
-from ..config.private import private_dir
+from ..config.private import private_dir, write_private
 from ..errors import ConfigError
 
 
@@ -44,15 +43,7 @@ def write_token_file(home: Path, port: int, token: str) -> Path:
     """`token` into $CROW_HOME/serve-<port>.token, readable by this user only ($CROW_HOME private too)."""
     private_dir(home)
     final = home / f"serve-{port}.token"
-    temporary = home / f".serve-{port}.token.{secrets.token_hex(8)}"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(token + "\n")
-        os.replace(temporary, final)
-    except BaseException:  # not a catch: whatever stops the write, no half-written token file stays, re-raised
-        temporary.unlink(missing_ok=True)
-        raise
+    write_private(final, token + "\n")
     return final
 
 
