@@ -220,3 +220,32 @@ async def test_deleting_a_session_deletes_its_checkpoints_over_acp_and_from_the_
     done = await anyio.run_process(command, env=home.env("http://127.0.0.1:9"), check=False, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr.decode()
     assert not (home.crow / "checkpoints" / forked.session_id).exists()
+
+
+class SilentEditor(RecordingClient):
+    """It allows the tools, but asked whether a rewind may overwrite, it never answers (a hung client)."""
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        if not tool_call.tool_call_id.startswith("rewind-"):
+            return await super().request_permission(session_id, tool_call, options, **kwargs)
+        self.rewind_questions += 1
+        await anyio.sleep_forever()
+
+    rewind_questions = 0
+
+
+async def test_an_unanswered_question_leaves_the_files_alone_after_the_permission_timeout(tmp_path):
+    home = Home(tmp_path)
+    home.config("[permissions]\ntimeout = 0.5\n")
+    work = home.work
+    client = SilentEditor()
+    async with session(home, [*turn(write("a.txt", "one\n", "w1")), *turn(write("b.txt", "b\n", "w2"))],
+                       mode="ask", client=client) as live:  # fmt: skip
+        await live.say("first")
+        await live.say("second")
+        (work / "a.txt").write_text("mine\n")
+        with anyio.fail_after(60):
+            summary = await live.say("/rewind 2")
+    assert client.rewind_questions == 1
+    assert (work / "a.txt").read_text() == "mine\n" and not (work / "b.txt").exists()
+    assert "Left alone (changed outside crow since): a.txt." in summary

@@ -88,7 +88,7 @@ class SessionOpener:
         """session/new, load, resume and fork answer auth_required while crow's model has no key."""
         self.checkpoints = Checkpoints(config.home, config.checkpoints)
         """The sessions' file checkpoints (timeline/): taken by the turns, put back by /rewind."""
-        self.rewinds = Rewinds(store, sessions, outbox, options, self.checkpoints)
+        self.rewinds = Rewinds(store, sessions, outbox, options, self.checkpoints, config.permissions.timeout)
         self.runs_tools = True
         """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP
         servers in crow, which nothing would call."""

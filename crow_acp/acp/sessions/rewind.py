@@ -54,8 +54,10 @@ class RewindRefused(CheckpointError):
 
 class Rewinds:
     def __init__(self, store: Callable[[], SessionStore], sessions: OpenSessions, outbox: Outbox,
-                 options: SessionOptions, checkpoints: Checkpoints) -> None:  # fmt: skip
+                 options: SessionOptions, checkpoints: Checkpoints, ask_timeout: float) -> None:  # fmt: skip
         self._store = store
+        self.ask_timeout = ask_timeout
+        """How long a question about files changed outside crow waits ([permissions] timeout)."""
         self.sessions, self.outbox, self.options, self.checkpoints = sessions, outbox, options, checkpoints
         self._recovered: dict[str, str] = {}
 
@@ -148,7 +150,7 @@ class Rewinds:
         outside = [c for c in plan.changes if (c.root, c.path) in plan.outside and c not in plan.not_kept]
         overwrite = bool(outside) and self.options.mode_of(session) == "ask" and session.client is not None
         if overwrite:
-            overwrite = await may_overwrite(session, [shown(session, c) for c in outside])
+            overwrite = await may_overwrite(session, [shown(session, c) for c in outside], self.ask_timeout)
         skipped = set() if overwrite else {id(c) for c in outside}
         outcome.left_alone = sorted(shown(session, c) for c in outside if id(c) in skipped)
         outcome.not_restored = sorted(shown(session, c) for c in plan.not_kept)

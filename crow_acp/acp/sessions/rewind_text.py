@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse, ToolCallUpdate
 from pydantic import ValidationError
 
@@ -96,8 +97,9 @@ def listing(entries: list[StoredMessage], changed: list[list[str] | None]) -> st
     return "\n".join(lines)
 
 
-async def may_overwrite(session: Session, paths: list[str]) -> bool:
-    """Ask the editor whether to overwrite files changed outside crow; anything but "overwrite" keeps them."""
+async def may_overwrite(session: Session, paths: list[str], timeout: float) -> bool:
+    """Ask the editor whether to overwrite files changed outside crow; anything but "overwrite" keeps them,
+    no answer within `timeout` ([permissions] timeout, as a tool's question) too."""
     update = ToolCallUpdate(
         tool_call_id=f"rewind-{uuid.uuid4().hex[:12]}",
         title=f"Rewind: overwrite {len(paths)} file(s) changed outside crow since the checkpoint?",
@@ -106,11 +108,12 @@ async def may_overwrite(session: Session, paths: list[str]) -> bool:
         raw_input={"files": paths},
     )
     try:
-        response = await session.client.request_permission(
-            session_id=session.id, tool_call=update, options=[OVERWRITE, LEAVE]
-        )
+        with anyio.fail_after(timeout):
+            response = await session.client.request_permission(
+                session_id=session.id, tool_call=update, options=[OVERWRITE, LEAVE]
+            )
         answer = RequestPermissionResponse.model_validate(response, from_attributes=True)
-    except ValidationError:
+    except (ValidationError, TimeoutError):
         return False
     except Exception as exc:  # the editor is others' code: whatever it does, the files stay
         log.warning("rewind question failed: %r", exc)
