@@ -15,8 +15,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from acp import RequestError
-
 from ..acp.rpc.capabilities import initialize_response
 from ..util.imports import off_loop
 from . import startup_gc
@@ -73,11 +71,8 @@ class LazyAgent:
         return initialize_response(protocol_version, client_capabilities)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
-        """An extension request (`_crow/rewind`), to an agent that serves extensions; else "method not found"."""
-        agent = await self.agent()
-        if (serve := getattr(agent, "ext_method", None)) is None:  # a MultiAgent serves none
-            raise RequestError.method_not_found(f"_{method}")
-        return await serve(method, params)
+        """An extension request (`_crow/share`, `_crow/rewind`, `_session/steering`): the default agent's."""
+        return await (await self.agent()).ext_method(method, params)
 
     async def shutdown(self) -> None:
         if self._building is not None and self._building.done() and not self._building.cancelled():
