@@ -1,7 +1,13 @@
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 from support import spawn
+
+# Hypothesis's own timing checks (a deadline per example, "input generation is slow") time the machine, not
+# crow: CI's two cores may be busy, and a property holds or fails whatever the speed.
+settings.register_profile("loaded machine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loaded machine")
 
 # This machine sets PYTHONDONTWRITEBYTECODE=1; without cached pycs every xdist worker rewrites and compiles
 # the ~100 test modules again (about 3 CPU-seconds each). The caches are git-ignored.

@@ -7,7 +7,7 @@ The handlers are thin; the work is done by what the agent owns, each built here 
     opener         SessionOpener (sessions/opener.py): a session into memory, started, replayed
     options        SessionOptions (sessions/options.py): model, mode and thinking level, and /mode
     turns          TurnRunner (prompt/turn.py): one prompt's turn or slash command
-    outbox         Outbox (updates/outbox.py): events to the observers, the editor's first
+    outbox         Outbox (updates/outbox.py): events to the editor, then to the observers
     ownership      Ownership (sessions/ownership.py): whose sessions the caller may touch (act_for sets who)
 and the leases, the model profiles and the store. Bases: DrivenFromPython (driven.py), what Python drives
 sessions with, and ServedToUsers (served.py), who it serves: session/list, delete and the "_" requests.
@@ -172,7 +172,7 @@ class AcpAgent(DrivenFromPython, RunsInProcess, ServedToUsers):
     # ACP: connection
     def on_connect(self, conn: Any) -> None:
         self.editor.conn = conn
-        self.outbox.observers.insert(0, AcpUpdates(self.editor))
+        self.outbox.editor = AcpUpdates(self.editor)
 
     async def initialize(
         self,

@@ -8,10 +8,9 @@
     session.py        a session's state and the edits that keep its history valid
     session_view.py   SessionView: the SessionAccess (plugin/session.py) of a live session
     history_rules.py  what a model is sent satisfies the strictest provider
-    draft.py          the reply being streamed, kept in the store as it grows
+    reply.py          one reply as it streams: its bounds, and its draft kept in the store
     steering.py       messages for the running turn, taken at its next model call
     cut_turn.py       a turn crow's stop cut off, found on load; how /continue resumes it
-    reply_caps.py     bounds on one reply: calls at once, calls per reply, characters
     images.py         images in the history: how one is checked; the images tools return
 
 May import: plugin, tools, events, history, errors, util, config, store, model (never mcp: a session's

@@ -41,10 +41,9 @@ from ..plugin.session import Tool, ToolContext, ToolTimer
 from ..telemetry import gen_ai
 from . import images
 from .cut_turn import crow_stopping
-from .draft import Draft
 from .history_rules import object_arguments
 from .hooks import run_hooks
-from .reply_caps import ReplyBudget, close_stream, over_cap
+from .reply import Draft, ReplyBudget, close_stream, over_cap
 from .request import RequestChain
 from .session import INTERRUPTED, Session
 from .session_view import SessionView

@@ -94,7 +94,7 @@ class Turn:
     tool_timeout: float
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     request: RequestChain = field(default_factory=RequestChain)
-    """The steps that make each model request from the session (images, plan note, thinking level)."""
+    """The steps acp adds to each model request (the plan note), after the core's own (request.py)."""
 
     @property
     def access(self) -> SessionView:

@@ -14,7 +14,7 @@ from support.helpers import crow_env, write_config
 from support.raw_wire import raw_crow
 from support.zod_check import problems, wire_messages
 
-from crow_acp.acp.prompt.mcp_live import CONNECTING
+from crow_acp.acp.prompt.mcp import CONNECTING
 from crow_acp.acp.sessions.leases import SESSION_BUSY
 from crow_acp.acp.updates.warnings import CONFIG_WARNING, MODEL_ERROR, MODEL_RETRY, TAKEN_OVER
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall

@@ -94,3 +94,39 @@ async def test_a_crow_extension_naming_another_users_session_never_runs(crow_hom
                 assert refused.value.code == -32602 and field in str(refused.value.data)
     finally:
         await store.close()
+
+
+class CountingStore(SqliteStore):
+    """The store, counting the ownership queries it answers."""
+
+    asked = 0
+
+    async def access(self, session_id, caller):
+        self.asked += 1
+        return await super().access(session_id, caller)
+
+
+async def test_an_owner_is_asked_of_the_store_once_and_anyone_else_every_time(crow_home, tmp_path):
+    store = CountingStore(tmp_path / "shared.db")
+    replies = [Reply(text=f"answer {n}") for n in range(4)]
+    alice = AcpAgent(FunctionModel(replies), config=load_config(home=crow_home), store=store)
+    bob = AcpAgent(FunctionModel(replies), config=load_config(home=crow_home), store=store)
+    alice.act_for(Caller("alice"))
+    bob.act_for(Caller("bob"))
+    try:
+        async with in_process(alice), in_process(bob):
+            sid = (await alice.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            for words in ("one", "two"):
+                await alice.prompt(prompt=[text(words)], session_id=sid)
+            assert store.asked == 1, "a session's owner never changes: the first answer is remembered"
+            await alice.ext_method("crow/share", {"sessionId": sid, "user": "bob", "access": "full"})
+            await bob.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+            await bob.prompt(prompt=[text("three")], session_id=sid)
+            asked = store.asked
+            await alice.ext_method("crow/share", {"sessionId": sid, "user": "bob", "access": "none"})
+            with pytest.raises(RequestError) as gone:
+                await bob.prompt(prompt=[text("four")], session_id=sid)
+            assert gone.value.code == -32002, "a share taken back holds at once: bob is asked of the store"
+            assert store.asked > asked
+    finally:
+        await store.close()

@@ -5,9 +5,9 @@
                        text, links and resources read only inside the roots, images checked and hidden
                        from a model that cannot see them
     steering.py        `_session/steering`: a message for the running turn, or a new turn when none runs
-    mcp_prompts.py     beside it: MCP prompts as slash commands; resource links read through MCP
-    mcp_live.py        the session's MCP servers as the editor sees them while they come and go
-    thinking.py        the thinking level of the session's model requests (a config option, a request step)
+    mcp.py             the session's MCP servers in its prompts: waited for, failures shown, prompts as
+                       slash commands, resource links read through MCP
+    thinking.py        the thinking-level picker: a config option (core/request.py sends the level)
     titles.py          the session's title, one short side call after the first turn
     checkpoint.py      the files kept before and after each prompt (timeline/), for /rewind
 

@@ -1,6 +1,6 @@
 """THE way from the editor's prompt blocks to the user message the model gets: model_content.
 
-MCP prompt commands are expanded and resource links to MCP resources read (mcp_prompts.py, beside
+MCP prompt commands are expanded and resource links to MCP resources read (mcp.py, beside
 this module); then the blocks become one text, with links and embedded resources read only inside
 the session's roots, and images become image parts for a vision model. Whatever cannot be sent
 raises PromptRefused (crow_acp.errors) with a message for the user; nothing is recorded then.
@@ -13,14 +13,15 @@ roots, or whose text is too large, is left out the same way (the editor read it,
 the boundary of what this session may see). Key values are redacted from whatever the prompt becomes.
 
 Images are checked before anything is recorded, stored once (updates/replay.py puts them back on
-load), and hidden from a model that cannot see them (hide_images, a request step).
+load), and hidden from a model that cannot see them (core/request.py's hide_images).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
@@ -31,10 +32,9 @@ from ...editor.common import off_loop
 from ...editor.paths import ToolError, Workspace
 from ...errors import PromptRefused
 from ...util.secrets import redact
-from .mcp_prompts import expand, inline_resources
+from .mcp import expand, inline_resources
 
 if TYPE_CHECKING:
-    from ...core.request import ModelRequest
     from ...core.session import Session
 
 
@@ -42,8 +42,8 @@ async def model_content(session: Session, blocks: list[dict[str, Any]]) -> str |
     expanded = await expand(session, blocks, user_text(blocks))
     expanded = await inline_resources(session, expanded)
     text_blocks = [block for block in expanded if block.get("type") != "image"]
-    ws = Workspace.of(session.cwd, session.additional_directories)
-    return user_content(session, await prompt_text(text_blocks, ws), expanded)  # file links: only inside the roots
+    roots = functools.partial(Workspace.of, session.cwd, session.additional_directories)  # resolved if needed
+    return user_content(session, await prompt_text(text_blocks, roots), expanded)  # file links: only inside the roots
 
 
 # ---- The blocks as text ----
@@ -99,12 +99,16 @@ def _block_text(block: dict[str, Any], links: Mapping[str, str]) -> str:
 # ---- Links and embedded resources ----
 
 
-async def prompt_text(blocks: list[dict[str, Any]], ws: Workspace) -> str:
-    """The prompt as the model's user message: links read (or refused, with the reason), keys redacted."""
+async def prompt_text(blocks: list[dict[str, Any]], roots: Callable[[], Workspace]) -> str:
+    """The prompt as the model's user message: links read (or refused, with the reason), keys redacted.
+
+    The roots are resolved only for a prompt with links or resources: most prompts are text."""
     links: dict[str, str] = {}
+    ws: Workspace | None = None
     for block in blocks:
         uri = _uri(block)
         if uri is not None and uri not in links:
+            ws = ws or roots()
             verdict = await _verdict(block, uri, ws)
             if verdict is not None:
                 links[uri] = verdict
@@ -178,8 +182,6 @@ def _not_read(uri: str, reason: str, name: str | None = None) -> str:
 
 # ---- Images ----
 
-OMITTED = "[image omitted: the current model does not accept images]"
-
 
 def user_content(session: Session, text: str, blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     """The user message's content: plain text, or text and image parts for a vision model."""
@@ -208,19 +210,3 @@ def stored_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {"type": "image", "mimeType": b.get("mimeType"), "data": ""} if b.get("type") == "image" else b for b in blocks
     ]
-
-
-def hide_images(session: Session, request: ModelRequest) -> ModelRequest:
-    """A request step: image parts become a note when the current model is not a vision model."""
-    if session.model.profile.vision or not session.data.get(FLAG):
-        return request  # the common case costs nothing: no copy of the history
-    request.messages = [_without_images(message) for message in request.messages]
-    return request
-
-
-def _without_images(message: dict[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    texts = [p["text"] if p.get("type") == "text" else OMITTED for p in content]
-    return {**message, "content": "\n\n".join(texts)}

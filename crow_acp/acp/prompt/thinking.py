@@ -1,7 +1,7 @@
 """The thinking-level picker: an ACP config option (category thought_level) for reasoning models.
 
 Offered only when the session's profile declares `reasoning = true`; the chosen level is kept in
-the session's data and sent as the provider's `reasoning_effort` on every model call.
+the session's data, and core/request.py sends it as the provider's `reasoning_effort` on every model call.
 """
 
 from __future__ import annotations
@@ -11,29 +11,19 @@ from typing import TYPE_CHECKING
 from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
+from ...core.request import THINKING_KEY as OPTION_ID
+from ...core.request import THINKING_LEVELS
+from ...core.request import thinking_level as level
+
 if TYPE_CHECKING:
-    from ...core.request import ModelRequest
     from ...core.session import Session
 
-OPTION_ID = "thought_level"
-LEVELS = {"low": "Quicker answers", "medium": "The provider's usual depth", "high": "Thinks longest"}
+DESCRIPTIONS = ("Quicker answers", "The provider's usual depth", "Thinks longest")
+LEVELS = dict(zip(THINKING_LEVELS, DESCRIPTIONS, strict=True))
 
 
 def offered(session: Session) -> bool:
     return session.model.profile.reasoning
-
-
-def level(session: Session) -> str | None:
-    """The effort to send: the session's pick, else the profile's reasoning_effort (None sends nothing)."""
-    profile = session.model.profile
-    chosen = session.data.get(OPTION_ID)
-    return chosen if profile.reasoning and chosen in LEVELS else profile.reasoning_effort
-
-
-def effort(session: Session, request: ModelRequest) -> ModelRequest:
-    """A request step: the provider's reasoning_effort for this session."""
-    request.reasoning_effort = level(session)
-    return request
 
 
 def options(session: Session) -> list[SessionConfigOptionSelect]:

@@ -30,10 +30,9 @@ from ...policy.permissions import Permissions
 from ...telemetry import gen_ai
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error, model_retries_shown
-from . import thinking
 from .checkpoint import after_prompt, before_prompt
-from .mcp_live import report_failures, wait_for_servers
-from .message import PromptRefused, hide_images, model_content, split_command, stored_blocks, user_text
+from .mcp import report_failures, wait_for_servers
+from .message import PromptRefused, model_content, split_command, stored_blocks, user_text
 from .titles import name_session
 
 if TYPE_CHECKING:
@@ -44,8 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 TURN_FAILED = {"event": "turn_failed"}
 """The `event` of the log line a failed turn writes (--log-format json shows it)."""
-REQUEST_CHAIN = RequestChain((hide_images, plan_note, thinking.effort))
-"""What the default agent adds to every model request, in order (core/request.py adds the strict history)."""
+REQUEST_CHAIN = RequestChain((plan_note,))
+"""What the default agent adds to every model request, after the core's own steps (core/request.py)."""
 
 
 Spawn = Callable[[Coroutine[Any, Any, Any]], None]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ...model.costs import shown_on_load
 from ...model.wires import prewarm
 from ...util.imports import off_loop
-from ..prompt.mcp_live import all_commands, report_failures
+from ..prompt.mcp import all_commands, report_failures
 from ..updates.shapes import commands_update
 from ..updates.warnings import config_warnings, sandbox_warning
 

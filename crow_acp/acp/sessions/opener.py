@@ -30,7 +30,7 @@ from ...mcp.specs import check_servers
 from ...policy.remembered import bind_to_roots
 from ...store import LOCAL_USER, SessionRecord
 from ...timeline.timeline import Checkpoints
-from ..prompt.mcp_live import attach as attach_mcp
+from ..prompt.mcp import attach as attach_mcp
 from ..questions.ask_user import offer_questions
 from ..updates.shapes import replay_with_plans
 from ..updates.warnings import cut_mark

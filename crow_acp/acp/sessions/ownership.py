@@ -13,6 +13,10 @@ member sessions, a delegate's helpers) belongs to the owner of the parent, and t
 Python inside it may open them. An admin, or a user the session is shared with in full, prompting it does
 not make those sessions theirs. A fork belongs to the owner of the session forked; a forker who is not
 that owner gets full access to it (a share), so a reader's fork is theirs to continue.
+
+A session's owner never changes, so each one the store names is remembered: its owner (or an admin)
+asking again needs no query. Anyone else is asked of the store every time, so a share taken back holds
+at once.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ...store import Access, Caller, Grant
 if TYPE_CHECKING:
     from ...store import SessionStore
 
+REMEMBERED = 10_000
+"""Owners remembered per agent at most."""
 ACTING_FOR: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("crow_acting_for", default=None)
 """The owner of the session whose turn (or graph) is running: in-process work inside it acts for them."""
 
@@ -45,12 +51,23 @@ class Ownership:
         self.store = store
         self.caller = Caller()
         """Who the agent serves (AcpAgent.act_for); the local user unless `crow serve` says otherwise."""
+        self._owners: dict[str, str] = {}
+        """Session id -> its owner, as the store answered."""
 
     def who(self) -> Caller:
         return ACTING_FOR.get() or self.caller
 
     async def grant(self, session_id: str) -> Grant | None:
-        return await self.store().access(session_id, self.who())
+        caller = self.who()
+        owner = self._owners.get(session_id)
+        if owner is not None and (caller.admin or caller.user == owner):
+            return Grant(owner, "full")
+        grant = await self.store().access(session_id, caller)
+        if grant is not None:
+            if len(self._owners) >= REMEMBERED:
+                self._owners.clear()  # a long-lived server's agent: asking again is only a query
+            self._owners[session_id] = grant.owner
+        return grant
 
     async def require(self, session_id: str, need: Access) -> Grant:
         """The caller's grant on the session, or the error: not found (not theirs to see), or read-only."""
@@ -67,6 +84,7 @@ class Ownership:
         grant = await self.grant(session_id)
         if grant is not None and grant.access != "full":
             raise read_only(session_id)
+        self._owners.pop(session_id, None)  # it is about to go: a later id's answer is the store's
         return grant
 
     @asynccontextmanager
@@ -79,6 +97,7 @@ class Ownership:
     async def forked(self, fork_id: str, source: Grant) -> None:
         """A fork is its source owner's; a user who forked a session shared with them may continue it."""
         caller = self.who()
+        self._owners[fork_id] = source.owner
         if not caller.admin and caller.user != source.owner:
             await self.store().share(fork_id, caller.user, "full")
 

@@ -1,6 +1,6 @@
 """What the editor sees of a session: one outgoing path for every session/update, live and on replay.
 
-A loop event goes outbox.py -> its observers, AcpUpdates (shapes.py) first -> text_chunks.py for a
+A loop event goes outbox.py -> the editor's AcpUpdates (shapes.py; the observers after it) -> text_chunks.py for a
 text or thought chunk, rpc/door.py for any other update. A session/load replays the stored history
 through the same builders (shapes.py replay_updates) into replay.py's sink. Within acp, this room is
 the one that builds update shapes (the SDK's models, and rpc/shapes/ for the newer ones).

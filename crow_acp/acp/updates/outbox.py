@@ -1,4 +1,8 @@
-"""Where a session's events go: to the observers, the editor's AcpUpdates first.
+"""Where a session's events go: to the editor's AcpUpdates first, then to the observers.
+
+The editor's updates are crow's own code and are called directly (a failure there is crow's bug, and
+AcpUpdates itself takes an editor that went away); the observers are user code, isolated by
+call_user_code, so one that fails does not stop the turn.
 
 Nothing may reach the editor for a session before its session/new or session/load response has
 gone out, so an opening session's events are held until then. What the editor is about to see is
@@ -26,6 +30,8 @@ class Leases(Protocol):
 
 class Outbox:
     def __init__(self, leases: Leases, store_opened: Callable[[], bool]) -> None:
+        self.editor: Callable[[Event], Awaitable[None]] | None = None
+        """The editor's AcpUpdates, once a connection is made (agent.on_connect)."""
         self.observers: list[Observer] = []
         self._leases = leases
         self._store_opened = store_opened
@@ -52,5 +58,7 @@ class Outbox:
             and not await self._leases.flushed(event.session_id)
         ):
             return
+        if self.editor is not None:
+            await self.editor(event)
         for observer in self.observers:
             await call_user_code(observer, event)

@@ -2,7 +2,7 @@
 
 Each helper builds a NoticeRaised; AcpUpdates sends it as a `notice` to a client that opted in, and
 its `instead` (the view crow gave before notices, if any) to any other. The MCP servers' reports
-are in mcp_live.py, a lost lease's in leases.py's caller.
+are in prompt/mcp.py, a lost lease's in leases.py's caller.
 """
 
 from __future__ import annotations
