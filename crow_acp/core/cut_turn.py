@@ -3,7 +3,7 @@
 What a cut leaves at the end of the history, once a load has repaired it (acp/sessions/stored.py):
     a user message with no answer        the process died before the model's reply was recorded
     tool results "Interrupted: ..."       it died while the tools ran (the load answered the open calls)
-    an assistant draft (cut "streaming")  it died while the reply streamed (core/reply.py)
+    an assistant draft (cut "streaming")  it died while the reply streamed (core/turn.py)
 `/continue` runs a model turn on the history as it is: after a user message or tool results the model
 request is already valid; after a draft, a short user message asks the model to go on.
 """

@@ -43,12 +43,22 @@ from . import images
 from .cut_turn import crow_stopping
 from .history_rules import object_arguments
 from .hooks import run_hooks
-from .reply import Draft, ReplyBudget, close_stream, over_cap
 from .request import RequestChain
 from .session import INTERRUPTED, Session
 from .session_view import SessionView
 from .tool_gate import after_tool, before_tool, placeholder
-from .turn import MAX_NAME, PendingCall, Reply, Turn, check_new_calls, new_call_id
+from .turn import (
+    MAX_NAME,
+    Draft,
+    PendingCall,
+    Reply,
+    ReplyBudget,
+    Turn,
+    check_new_calls,
+    close_stream,
+    new_call_id,
+    over_cap,
+)
 
 log = logging.getLogger(__name__)
 

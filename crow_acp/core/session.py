@@ -5,7 +5,15 @@
                   servers, the editor's client, local tools and commands, and TurnControl (the lock
                   and the cancel scope of its prompts)
 
-What callbacks get of it is SessionAccess (plugin/session.py; SessionView here), a narrow view."""
+What callbacks get of it is SessionAccess (plugin/session.py; SessionView here), a narrow view.
+
+A client's system prompt (ACP `systemPrompt`, schema 1.30) goes over crow's own. The editor may give a
+session system-level instructions on session/new, load, resume and fork: `append` adds them after
+crow's own system prompt, `override` replaces crow's own with them. They are kept in the session's data
+(redacted), so a load without one keeps them and a load with one replaces them. The stored system
+message stays crow's own (what the hooks set); every reader of the messages (the model requests, the
+hooks, side prompts, compaction) gets the effective one, built when the messages are read, so a hook
+that rebuilds crow's prompt never drops the client's."""
 
 from __future__ import annotations
 
@@ -13,7 +21,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -23,7 +31,6 @@ from ..plugin.session import SlashCommand, Tool
 from ..store import SessionStore
 from ..util.secrets import redact
 from ..util.text import clean_meta, repair
-from .client_prompt import with_client_prompt
 from .steering import SteeringInbox
 
 if TYPE_CHECKING:
@@ -94,7 +101,7 @@ class Conversation:
         return context
 
     def messages(self) -> list[dict[str, Any]]:
-        """What the model sees: the history, with a client's system prompt over crow's own (client_prompt.py)."""
+        """What the model sees: the history, with a client's system prompt over crow's own."""
         return with_client_prompt([entry.message for entry in self.history], self.data)
 
 
@@ -224,3 +231,44 @@ def answer_open_calls(session: Session, text: str) -> None:
                 {"role": "tool", "tool_call_id": call["id"], "content": text},
                 EntryMeta(tool=ToolDisplay(name, title=name, status="failed")),
             )
+
+
+# ---- A client's system prompt ----
+
+CLIENT_PROMPT = "client_system_prompt"
+"""Where the session's data keeps it: {"mode": "append" | "override", "text": str}."""
+SEPARATOR = "\n\n"
+
+Mode = Literal["append", "override"]
+
+
+@dataclass(frozen=True)
+class ClientPrompt:
+    mode: Mode
+    text: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"mode": self.mode, "text": self.text}
+
+    @classmethod
+    def stored(cls, value: Any) -> ClientPrompt | None:
+        """The prompt a session's data keeps; None when there is none (or it is not one crow wrote)."""
+        if isinstance(value, dict) and value.get("mode") in ("append", "override"):
+            if isinstance(text := value.get("text"), str):
+                return cls(value["mode"], text)
+        return None
+
+
+def with_client_prompt(messages: list[dict[str, Any]], data: dict[str, Any]) -> list[dict[str, Any]]:
+    """`messages` with the effective system message first (unchanged when the client gave none)."""
+    prompt = ClientPrompt.stored(data.get(CLIENT_PROMPT))
+    if prompt is None:
+        return messages
+    has_own = bool(messages) and messages[0]["role"] == "system"
+    rest = messages[1:] if has_own else messages
+    own = messages[0].get("content") if has_own else None
+    if prompt.mode == "override" or not isinstance(own, str) or not own.strip():
+        text = prompt.text
+    else:
+        text = own + SEPARATOR + prompt.text
+    return [{"role": "system", "content": text}, *rest]

@@ -10,10 +10,11 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..tools import safe_name
 from .elicit import Elicitor
 from .server import McpServer
 from .specs import ServerSpec, server_specs
-from .tool import McpTool, ServerUnavailable, unique_names
+from .tool import McpTool, ServerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -99,3 +100,12 @@ class McpHost:
     async def close(self) -> None:
         await asyncio.gather(*(server.close() for server in self.servers))
         self.servers = []
+
+
+def unique_names(tools: list[McpTool]) -> None:
+    """Two servers' tools can sanitize to one name; later ones get a stable numbered name."""
+    taken: set[str] = set()
+    for tool in tools:
+        if tool.name in taken:
+            tool.name = safe_name(tool.server.spec.name, tool.remote_name, str(len(taken)))
+        taken.add(tool.name)

@@ -125,12 +125,3 @@ def _block_text(block: Any) -> str:
                 return f"[resource {res.uri}]\n{res.text}"
             return f"[binary resource {res.uri} {res.mime_type or ''}, {len(res.blob) * 3 // 4} bytes]"
     return f"[{block.type} content]"
-
-
-def unique_names(tools: list[McpTool]) -> None:
-    """Two servers' tools can sanitize to one name; later ones get a stable numbered name."""
-    taken: set[str] = set()
-    for tool in tools:
-        if tool.name in taken:
-            tool.name = safe_name(tool.server.spec.name, tool.remote_name, str(len(taken)))
-        taken.add(tool.name)

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from ..acp.rpc.door import detach
 from ..acp.rpc.wire import MAX_MESSAGE
-from ..acp.updates.text_chunks import detach
 from ..errors import INTERNAL_ERROR, WireError
 from .memory import MemoryTransport, memory_pair
 from .shutdown import stop_serving
@@ -57,8 +57,8 @@ class HostedAgent:
 @asynccontextmanager
 async def hosted(agent: Any, client_max_message: int = MAX_MESSAGE) -> AsyncIterator[HostedAgent]:
     """Serve `agent` in this process; yields the client's end. Leaving stops the agent as `crow acp` stops."""
+    from ..acp.rpc.door import attach
     from ..acp.rpc.routes import agent_connection
-    from ..acp.updates.text_chunks import attach
 
     agent_end, client_end = memory_pair(client_max_message)
     connection = agent_connection(agent, agent_end, listening=False)

@@ -76,14 +76,14 @@ async def stdio_streams(protocol_fd: int) -> tuple[asyncio.StreamReader, asyncio
 
 async def serve_stdio(agent: Any, protocol_fd: int) -> None:
     """Serve until stdin closes or a signal arrives, then shut down in order (see shutdown.py)."""
+    from ..acp.rpc.door import attach
     from ..acp.rpc.routes import agent_connection
-    from ..acp.updates.text_chunks import attach
 
     signals = StopSignals()
     reader, writer = await stdio_streams(protocol_fd)
     wire = StdioTransport(reader, writer)
     connection = agent_connection(agent, wire, listening=False)
-    attach(connection, wire)  # text chunks skip the SDK's models (acp_connection.py)
+    attach(connection, wire)  # text chunks skip the SDK's models (acp/rpc/door.py)
     listening = asyncio.create_task(connection.listen())
     try:
         await first_of(asyncio.shield(listening), signals.first.wait(), wire.gone.wait())

@@ -10,10 +10,10 @@ from acp.utils import serialize_params
 from support.helpers import RecordingClient, crow_env, text
 from support.hosted import hosted_crow
 
+from crow_acp.acp.rpc.door import StreamedText, attach
 from crow_acp.acp.rpc.wire import StdioTransport
 from crow_acp.acp.updates.editor_link import EditorLink
 from crow_acp.acp.updates.shapes import AcpUpdates
-from crow_acp.acp.updates.text_chunks import StreamedText, attach
 from crow_acp.events import TextDelta, ThoughtDelta
 from crow_acp.testing import Reply, ScriptedModel
 

@@ -326,7 +326,7 @@ async def test_signals_and_kills_then_restart(crow_home, tmp_path, where):
                 )
                 if stop == "SIGKILL" and where == "mid-stream":
                     # the draft of the streaming reply: all that was shown a while before the kill, and
-                    # nothing that was not shown (crow_acp/core/reply.py: at most DRAFT_EVERY is lost)
+                    # nothing that was not shown (crow_acp/core/turn.py: at most DRAFT_EVERY is lost)
                     assert recorded.startswith(early) and shown.startswith(recorded), (len(early), len(recorded))
                 else:
                     assert recorded == shown, (stop, where)

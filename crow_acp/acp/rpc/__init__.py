@@ -8,7 +8,8 @@ The one room to shrink when the SDK catches up with the spec.
     schema.py          importing the SDK's schema without the field docstrings it does not need
     capabilities.py    what initialize answers: one place, so `crow acp` can answer before the agent is built
     auth.py            the auth method initialize offers (`crow setup` in a terminal)
-    door.py            the one door every session/update and newer request goes out through
+    door.py            the one door every session/update and newer request goes out through; text
+                       chunks serialized once, past the SDK's models
     shapes/            ACP shapes newer than the SDK's (schema 1.20+): capabilities, updates, subagents,
                        elicitation
 

@@ -18,11 +18,9 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from ...api import CrowCallbacks, OffersCommands, SlashCommand
-from ...core.client_prompt import KEY as CLIENT_PROMPT
-from ...core.client_prompt import ClientPrompt
 from ...core.cut_turn import CONTINUE, continue_command, cut_off
 from ...core.hooks import run_hooks
-from ...core.session import Session
+from ...core.session import CLIENT_PROMPT, ClientPrompt, Session
 from ...core.session_view import SessionView
 from ...history import StoredMessage
 from ...mcp.host import McpHost, server_specs

@@ -1,6 +1,6 @@
 """The `systemPrompt` of session/new, load, resume and fork, checked before any work (schema 1.30).
 
-Crow applies text content blocks, in either mode (core/client_prompt.py says what each does). Anything
+Crow applies text content blocks, in either mode (core/session.py says what each does). Anything
 else fails closed with -32602 and a reason, never echoing the value back: an unknown mode, a content
 block crow cannot put in a system prompt, a malformed object, or more than MAX_TEXT characters (a
 system prompt is sent with every model request). Keys in it are redacted before it is stored.
@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from acp import RequestError
 
-from ...core.client_prompt import ClientPrompt
+from ...core.session import ClientPrompt
 from ...util.secrets import redact
 from ...util.text import clean_text
 

@@ -2,8 +2,8 @@
 
 The SDK's update shapes for loop events and stored history: the live stream is one observer
 (AcpUpdates), and session/load replay (replay_updates) uses the same builders. The other shapes of
-this room have a module each (notices.py, plans.py, text_chunks.py); the newer models are declared in
-rpc/shapes/.
+this room have a module each (notices.py, plans.py); the newer models are declared in rpc/shapes/, and
+rpc/door.py writes text chunks past the SDK.
 """
 
 from __future__ import annotations
@@ -54,14 +54,13 @@ from ...events import (
     UsageChanged,
 )
 from ...history import EntryMeta, StoredMessage, ToolDisplay
-from ..rpc.door import send_update
+from ..rpc.door import StreamedKind, StreamedText, channel_of, send_update
 from ..rpc.shapes import ClientFeatures
 from ..rpc.shapes.updates import named, plan_operation
 from .editor_link import EditorLink
 from .notices import compaction_activity, compaction_updates, notice, replayed_compaction
 from .plans import LastPlans, plan_shown
 from .replay import replayed_blocks
-from .text_chunks import StreamedKind, StreamedText, channel_of
 
 NO_FEATURES = ClientFeatures()
 log = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ class AcpUpdates:
         if isinstance(event, TextDelta | ThoughtDelta) and (channel := channel_of(self.conn)) is not None:
             kind: StreamedKind = "agent_message_chunk" if isinstance(event, TextDelta) else "agent_thought_chunk"
             await channel.send(event.session_id, StreamedText(kind, event.text, event.message_id))
-            return  # a streamed reply's chunks: no pydantic round trip (acp_connection.py)
+            return  # a streamed reply's chunks: no pydantic round trip (rpc/door.py)
         if isinstance(event, NoticeRaised | CompactionReported):
             await self._send_newer(event)
             return
