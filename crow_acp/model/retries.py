@@ -1,8 +1,8 @@
 """A model request's retries, told to whoever listens in the task that made the request.
 
 The openai client retries a 429, a 5xx or a lost connection on its own (`max_retries`), silently:
-the user only sees a turn that takes longer. A turn listens (`retries_reported_to`) and shows each
-retry as a notice; the client (`reporting_client`) calls the listener before each retry's wait.
+the user only sees a turn that takes longer. A turn shows each retry as a warning notice
+(`retries_shown`); the client (`reporting_client`) calls the listener before each retry's wait.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from ..events import Event, NoticeRaised
+
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
@@ -22,10 +24,18 @@ RetryListener = Callable[[int, int, "int | None"], Awaitable[None]]
 _listener: ContextVar[RetryListener | None] = ContextVar("crow_model_retry_listener", default=None)
 
 
+MODEL_RETRY = "The model request failed; crow is retrying"
+
+
 @contextmanager
-def retries_reported_to(listener: RetryListener) -> Iterator[None]:
-    """Within the block (and the tasks it starts), each retry of a model request calls `listener`."""
-    token = _listener.set(listener)
+def retries_shown(session_id: str, emit: Callable[[Event], Awaitable[None]]) -> Iterator[None]:
+    """Within the block (and the tasks it starts), each retry of a model request is emitted as a warning."""
+
+    async def retrying(retry: int, most: int, status: int | None) -> None:
+        cause = f"HTTP {status}" if status is not None else "no answer"
+        await emit(NoticeRaised(session_id, "warning", MODEL_RETRY, f"Retry {retry} of {most} ({cause})."))
+
+    token = _listener.set(retrying)
     try:
         yield
     finally:

@@ -16,7 +16,8 @@ from support.zod_check import problems, wire_messages
 
 from crow_acp.acp.prompt.mcp import CONNECTING
 from crow_acp.acp.sessions.leases import SESSION_BUSY
-from crow_acp.acp.updates.warnings import CONFIG_WARNING, MODEL_ERROR, MODEL_RETRY, TAKEN_OVER
+from crow_acp.acp.updates.warnings import CONFIG_WARNING, MODEL_ERROR, TAKEN_OVER
+from crow_acp.model.retries import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, t
 from support.hosted import hosted_crow
 from support.raw_wire import raw_crow
 
-from crow_acp.acp.updates.warnings import MODEL_RETRY
+from crow_acp.model.retries import MODEL_RETRY
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 from crow_acp.testing.anthropic_wire import AnthropicState
 

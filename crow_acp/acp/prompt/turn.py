@@ -25,11 +25,12 @@ from ...core.turn import Turn
 from ...errors import CommandError, CrowError
 from ...events import ErrorOccurred, Event, TextDelta, TitleChanged, TurnFinished
 from ...history import EntryMeta
+from ...model.retries import retries_shown
 from ...policy.modes import note_mode_change, plan_note
 from ...policy.permissions import Permissions
 from ...telemetry import gen_ai
 from ...util.secrets import redact_json
-from ..updates.warnings import model_error, model_retries_shown
+from ..updates.warnings import model_error
 from .checkpoint import after_prompt, before_prompt
 from .mcp import report_failures, wait_for_servers
 from .message import PromptRefused, model_content, split_command, stored_blocks, user_text
@@ -126,7 +127,7 @@ class TurnRunner:
         if session.control.cancelled_since(cancels):  # arrived while the user message was being recorded
             return "cancelled", None
         try:
-            with session.control.cancellable() as scope, model_retries_shown(session):
+            with session.control.cancellable() as scope, retries_shown(session.id, session.emit):
                 stop = await work()
             return ("cancelled" if scope.cancelled_caught else stop), None
         except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer

@@ -11,7 +11,7 @@ rpc/shapes/ for the newer ones).
     editor_link.py     the link to the editor: its connection, what it said it can do, where replays go
     replay.py          where a replay goes (one by one, or one batch for `crow serve`); images put back
     notices.py         notices and compaction as each client sees them (1.25 notices, or older fallbacks)
-    warnings.py        crow's own warnings (model errors, retries, a lost lease) as notices
+    warnings.py        crow's own warnings (model errors, a lost lease, config, sandbox) as notices
     plans.py           plans on load: what write_plan showed, and plan operations (1.34) once per plan
 
 May import: rpc/ and the rooms below acp; never sessions/, prompt/, questions/ or acp's top modules.

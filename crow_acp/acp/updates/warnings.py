@@ -2,42 +2,25 @@
 
 Each helper builds a NoticeRaised; AcpUpdates sends it as a `notice` to a client that opted in, and
 its `instead` (the view crow gave before notices, if any) to any other. The MCP servers' reports
-are in prompt/mcp.py, a lost lease's in leases.py's caller.
+are in prompt/mcp.py, a lost lease's in leases.py's caller, a model request's retries in model/retries.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...errors import ModelError
 from ...events import NoticeRaised, TextDelta
-from ...model.retries import retries_reported_to
 
 if TYPE_CHECKING:
     from ...config import SandboxConfig
-    from ...core.session import Session
     from .editor_link import EditorLink
 
-MODEL_RETRY = "The model request failed; crow is retrying"
 MODEL_ERROR = "The model request failed"
 TAKEN_OVER = "Another process took over this session"
 CONFIG_WARNING = "Configuration warning"
-
-
-@contextmanager
-def model_retries_shown(session: Session) -> Iterator[None]:
-    """Show each retry of the session's model requests within the block as a warning."""
-
-    async def retrying(retry: int, most: int, status: int | None) -> None:
-        cause = f"HTTP {status}" if status is not None else "no answer"
-        await session.emit(NoticeRaised(session.id, "warning", MODEL_RETRY, f"Retry {retry} of {most} ({cause})."))
-
-    with retries_reported_to(retrying):
-        yield
 
 
 def model_error(session_id: str, error: BaseException | None) -> NoticeRaised | None:
