@@ -31,6 +31,7 @@ Also in this room:
     lookup.py    Reads for the `crow` command: sessions by id prefix, and the store's state (schema version, leases)
     owners.py    Whose a session is: the owner recorded with it, the users it is shared with, and what a caller may see
     postgres.py  PostgreSQL: sessions in the database a team already runs and backs up
+    read_only.py A store as a session shared read-only sees it: every read the store's, every write kept from it
     schema.py    The store's schema, versioned, and the steps that migrate an older database forward in place
     sql.py       The store over SQL: one implementation for SQLite and PostgreSQL, which differ only in their `Db`
     sqlite.py    SQLite: the embedded default, one file under $CROW_HOME

@@ -4,7 +4,8 @@ uvicorn's own SIGTERM handling closes WebSockets at once and re-raises the signa
 progress would lose its answer. Crow handles SIGTERM and SIGINT itself:
 1. stop accepting connections (health turns 503, new requests get 503);
 2. let running turns finish, up to the grace period;
-3. cancel the rest: every open prompt is answered "cancelled", its calls recorded;
+3. cancel the rest: every open prompt is answered "cancelled", its calls recorded as cut by the stop
+   (a later load marks the turn, and /continue resumes it: core/cut_turn.py);
 4. close every connection: MCP servers stop, writes land, leases go back; then exit 0.
 A second signal skips the rest of the grace period.
 """
@@ -194,6 +195,9 @@ class GracefulServer:
             listener.close()
         registry = self.app.server.crow_registry
         await _until(lambda: not _turns_running(registry), self.grace, self._hurry)
+        from ..core.cut_turn import crow_stops
+
+        crow_stops()  # what is cancelled now is cut by crow's stop, not the user's: a load marks it, /continue resumes
         for connection in registry.connections:
             for session_id in set(connection.prompts.values()):
                 await connection.agent.cancel(session_id=session_id)

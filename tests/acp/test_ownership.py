@@ -130,3 +130,39 @@ async def test_an_owner_is_asked_of_the_store_once_and_anyone_else_every_time(cr
             assert store.asked > asked
     finally:
         await store.close()
+
+
+async def test_a_read_only_load_changes_nothing_of_the_owners_and_takes_nothing_from_them(crow_home, tmp_path):
+    """A reader loads with roots and a system prompt of their own: the owner's stored session (data, rows) is
+    as it was, the owner's open session keeps its lease (their next prompt runs), and the reader may not prompt."""
+    store = SqliteStore(tmp_path / "shared.db")
+    replies = [Reply(text=f"answer {n}") for n in range(3)]
+    alice = AcpAgent(FunctionModel(replies), config=load_config(home=crow_home), store=store)
+    bob = AcpAgent(FunctionModel([]), config=load_config(home=crow_home), store=store)
+    alice.act_for(Caller("alice"))
+    bob.act_for(Caller("bob"))
+    elsewhere = tmp_path / "bobs"
+    elsewhere.mkdir()
+    seen = RecordingClient()
+    bob.on_connect(seen)
+    try:
+        async with in_process(alice), in_process(bob):
+            sid = (await alice.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await alice.prompt(prompt=[text("one")], session_id=sid)
+            await store.flush()
+            before = (await store.get(sid)).data, [m.message for m in await store.load(sid)]
+            await alice.ext_method("crow/share", {"sessionId": sid, "user": "bob", "access": "read"})
+            prompt = {"mode": "override", "content": [{"type": "text", "text": "bob's own instructions"}]}
+            await bob.load_session(
+                cwd=str(elsewhere), session_id=sid, mcp_servers=[], additional_directories=[], system_prompt=prompt
+            )
+            assert "answer 0" in str(seen.updates), "the reader sees the conversation"
+            with pytest.raises(RequestError) as refused:
+                await bob.prompt(prompt=[text("bob writes")], session_id=sid)
+            assert refused.value.code == -32602 and "read-only" in str(refused.value.data)
+            await store.flush()
+            assert ((await store.get(sid)).data, [m.message for m in await store.load(sid)]) == before
+            assert (await alice.prompt(prompt=[text("two")], session_id=sid)).stop_reason == "end_turn"
+            assert [m.message["content"] for m in await store.load(sid)][-1] == "answer 1"
+    finally:
+        await store.close()

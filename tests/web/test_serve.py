@@ -16,6 +16,7 @@ from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, t
 from support.serve_support import crow_serve, over_http, over_ws
 from websockets.exceptions import InvalidStatus
 
+from crow_acp.core.session import INTERRUPTED
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -212,10 +213,10 @@ async def test_sigterm_lets_turns_finish_then_cancels_answers_and_releases(crow_
                 assert await served.proc.wait() == 0
     db = sqlite3.connect(crow_home / "sessions.db")
     assert db.execute("SELECT COUNT(*) FROM leases").fetchone() == (0,), "the leases were released"
-    roles = [
-        r
-        for (r,) in db.execute(
-            "SELECT json_extract(message, '$.role') FROM messages WHERE session_id = ? ORDER BY pos", (long,)
-        )
-    ]
-    assert roles == ["user", "assistant", "tool"], "the cancelled call was recorded before exit"
+    rows = db.execute(
+        "SELECT json_extract(message, '$.role'), json_extract(message, '$.content') FROM messages"
+        " WHERE session_id = ? ORDER BY pos",
+        (long,),
+    ).fetchall()
+    assert [role for role, _ in rows] == ["user", "assistant", "tool"], "the cancelled call was recorded before exit"
+    assert rows[-1][1] == INTERRUPTED, "cut by crow's stop, not the user's: a load marks it and /continue resumes it"

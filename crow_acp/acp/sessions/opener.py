@@ -26,7 +26,8 @@ from ...history import StoredMessage
 from ...mcp.host import McpHost, server_specs
 from ...mcp.specs import check_servers
 from ...policy.remembered import bind_to_roots
-from ...store import LOCAL_USER, SessionRecord
+from ...store import LOCAL_USER, Grant, SessionRecord
+from ...store.read_only import ReadOnlyStore
 from ...timeline.timeline import Checkpoints
 from ..prompt.mcp import attach as attach_mcp
 from ..questions.ask_user import offer_questions
@@ -35,6 +36,7 @@ from ..updates.warnings import cut_mark
 from .announce import Announcer
 from .auth_gate import CredentialGate
 from .directories import check_directories, check_editor_directories
+from .ownership import anyone
 from .registry import Opening
 from .rewind import Rewinds
 from .stored import copy_session, repair_history, repair_stored
@@ -76,7 +78,7 @@ class SessionOpener:
         self.outbox = outbox
         self.editor = editor
         self._loading: dict[str, asyncio.Event] = {}  # sessions being reopened: a prompt waits for them
-        self.may_load: Callable[[str], Awaitable[object]] = _anyone
+        self.may_load: Callable[[str], Awaitable[object]] = anyone
         """Raises for a session the caller may not load (AcpAgent sets it: ownership.py). Asked once the load is
         under way, so a prompt sent meanwhile waits for the load's answer (and fails as it does)."""
         self._spawn = spawn
@@ -115,7 +117,8 @@ class SessionOpener:
         self._store().create(SessionRecord(session_id, cwd, None, now, now, data, owner))
         await self.sessions.leases.take(session_id)
         self.outbox.hold(session_id)  # nothing may reach the editor before the session/new response
-        await self._start(await self._restore(session_id, cwd, [], None), mcp_servers, loaded=False)
+        session = await self._restore(session_id, cwd, [], None, None, self._store())
+        await self._start(session, mcp_servers, loaded=False)
         self.after_response(session_id)
         return session_id
 
@@ -150,14 +153,15 @@ class SessionOpener:
             self._spawn(self.sessions.evict(keep=session_id))
         return self.sessions.get(session_id)
 
-    async def _stored_entries(self, session_id: str) -> list[StoredMessage]:
+    async def _stored_entries(self, session_id: str, store: SessionStore) -> list[StoredMessage]:
         if self.sessions.is_open(session_id):  # open here: cancel its turn and let it record, then read
             await self.sessions.release(session_id, "closed")
-        record = await self._store().get(session_id)
+        record = await store.get(session_id)
         if record is None:
             raise RequestError.resource_not_found(session_id)
-        await self.sessions.leases.take(session_id)
-        return repair_stored(self._store(), record, await self._store().load(session_id))
+        if not isinstance(store, ReadOnlyStore):
+            await self.sessions.leases.take(session_id)
+        return repair_stored(store, record, await store.load(session_id))
 
     async def reopen(
         self,
@@ -177,9 +181,9 @@ class SessionOpener:
         check_servers(mcp_servers)
         loaded = self._loading[session_id] = asyncio.Event()
         try:
-            if asked:
-                await self.may_load(session_id)
-            await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt)
+            grant = await self.may_load(session_id) if asked else None
+            read_only = isinstance(grant, Grant) and grant.access != "full"  # a reader's copy, in memory only
+            await self._reopen(session_id, cwd, mcp_servers, directories, replay, prompt, read_only)
         except asyncio.CancelledError:  # its request cancelled ($/cancel_request): not left half-open
             await asyncio.shield(self._abandon(session_id))  # in a task of its own, which no cancel reaches
             raise
@@ -204,11 +208,13 @@ class SessionOpener:
         directories: list[str] | None,
         replay: bool,
         prompt: ClientPrompt | None,
+        read_only: bool,
     ) -> None:
-        entries = await self._stored_entries(session_id)
+        store = ReadOnlyStore(self._store()) if read_only else self._store()  # read_only.py says why
+        entries = await self._stored_entries(session_id, store)
         self.outbox.hold(session_id)  # callbacks' reports follow the replay and the response, as on session/new
-        session = await self._restore(session_id, cwd, entries, directories, prompt)
-        if await self.rewinds.recover(session):  # a rewind a kill cut short, finished before anything is shown
+        session = await self._restore(session_id, cwd, entries, directories, prompt, store)
+        if not read_only and await self.rewinds.recover(session):  # a rewind a kill cut short, finished first
             entries = await self._store().load(session_id)
         if (how := cut_off(session.history)) is not None:  # crow stopped mid-turn: held, so said after the replay
             await self.outbox.emit(cut_mark(session_id, how))
@@ -233,12 +239,12 @@ class SessionOpener:
         cwd: str,
         entries: list[StoredMessage],
         directories: list[str] | None,
-        prompt: ClientPrompt | None = None,
+        prompt: ClientPrompt | None,
+        store: SessionStore,
     ) -> Session:
         """The session object with its stored history (valid for the model again), not yet started."""
         if self.sessions.is_open(session_id):  # loaded again while open: finish with the live one first
             await self.sessions.release(session_id, "closed")
-        store = self._store()
         record = await store.get(session_id)
         assert record is not None
         if directories is not None:  # the editor's roots now, over the ones stored
@@ -291,7 +297,3 @@ class SessionOpener:
         session.commands["rewind"] = self.rewinds.command()
         await run_hooks(callbacks.begin_session, SessionView(session), "begin_session", loaded=loaded)
         await self.sessions.evict(keep=session.id)
-
-
-async def _anyone(session_id: str) -> None:
-    """Every stored session may be loaded (an agent that serves one user)."""

@@ -46,6 +46,10 @@ def read_only(session_id: str) -> RequestError:
     )
 
 
+async def anyone(session_id: str) -> None:
+    """Every stored session may be loaded (an agent that serves one user: SessionOpener's default)."""
+
+
 class Ownership:
     def __init__(self, store: Callable[[], SessionStore]) -> None:
         self.store = store
