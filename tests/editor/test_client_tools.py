@@ -198,7 +198,7 @@ async def test_cancel_during_a_command_still_releases_the_terminal(tmp_path, wor
         ) as (conn, _):
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("go")]))
-            while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow's process
+            while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow
                 await asyncio.sleep(0.05)
             await conn.cancel(session_id=sid)
             assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
