@@ -11,6 +11,7 @@ import anyio
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, in_process, run_crow, text, write_config
+from support.hosted import hosted_crow
 from support.records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, FunctionTool, load_config
@@ -90,7 +91,7 @@ default = "deny"
     ]
     client = RecordingClient(permission="allow_once")
     async with ScriptedModel([Reply(tool_calls=calls), Reply(text="ok")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), "--agent", CORE_AGENT) as (conn, _):
             with anyio.fail_after(30):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[echo_stdio()])).session_id
                 assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "end_turn"
