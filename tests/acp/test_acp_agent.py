@@ -16,7 +16,8 @@ from acp.schema import (
     ResourceContentBlock,
     TextResourceContents,
 )
-from support.helpers import CORE_AGENT, RecordingClient, crow_env, run_crow, text, write_config
+from support.helpers import CORE_AGENT, RecordingClient, crow_env, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.anyio
 
 
 def core(client: RecordingClient, env: dict[str, str]) -> Any:
-    """`crow acp` serving the bare core, so the model requests are exactly what the core sends."""
-    return run_crow(client, env, "--agent", CORE_AGENT)
+    """`crow acp` serving the bare core (hosted in process), so the model requests are exactly what the core sends."""
+    return hosted_crow(client, env, "--agent", CORE_AGENT)
 
 
 async def test_initialize_advertises_what_crow_implements(crow_home, tmp_path):

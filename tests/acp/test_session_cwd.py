@@ -5,7 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 from acp import RequestError
-from support.helpers import RecordingClient, crow_env, run_crow
+from support.helpers import RecordingClient, crow_env
+from support.hosted import hosted_crow
 
 from crow_acp.testing import ScriptedModel
 
@@ -16,7 +17,7 @@ async def test_a_cwd_that_is_missing_or_a_file_is_refused_naming_it(crow_home, t
     missing, a_file = tmp_path / "gone", tmp_path / "notes.txt"
     a_file.write_text("not a directory")
     async with ScriptedModel([]) as model:
-        async with run_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 for cwd, reason in ((str(missing), "does not exist"), (str(a_file), "is not a directory")):

@@ -1,5 +1,6 @@
-"""session/delete over stdio: the session, its history and its lease go; a running turn is cancelled
-first; a session another crow process has open is refused with that process named."""
+"""session/delete over ACP: the session, its history and its lease go; a running turn is cancelled
+first; a session another crow process has open is refused with that process named. The first hosts crow
+in process (support/hosted.py); the others run `crow acp` processes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import anyio
 import pytest
 from acp import RequestError
 from support.helpers import CORE_AGENT, RecordingClient, crow_env, echo_stdio, run_crow, text
+from support.hosted import hosted_crow
 
 from crow_acp.acp.sessions.leases import SESSION_BUSY
 from crow_acp.store.sqlite import SqliteStore
@@ -32,7 +34,7 @@ async def stored(home: Any, session_id: str) -> tuple[Any, list[Any]]:
 
 async def test_delete_removes_the_session_and_load_then_fails(crow_home, tmp_path):
     async with ScriptedModel([Reply(text="hello back")]) as model:
-        async with run_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 caps = (await conn.initialize(protocol_version=1)).agent_capabilities.session_capabilities
                 assert caps.delete is not None, "advertised as the spec says: sessionCapabilities.delete = {}"

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.helpers import RecordingClient, crow_command, crow_env, run_crow, write_config
+from support.helpers import RecordingClient, crow_command, crow_env, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.config import load_config
 from crow_acp.history import StoredMessage
@@ -49,7 +50,7 @@ async def test_the_mode_hint_names_every_mode(crow_home, tmp_path):
     from crow_acp.policy.modes import MODE_IDS
 
     client = RecordingClient()
-    async with run_crow(client, crow_env(crow_home, "http://127.0.0.1:9/v1")) as (conn, _):
+    async with hosted_crow(client, crow_env(crow_home, "http://127.0.0.1:9/v1")) as (conn, _):
         await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         await client.wait_for(lambda c: c.of("available_commands_update"))
     (update, *_) = client.of("available_commands_update")

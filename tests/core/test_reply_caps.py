@@ -1,6 +1,7 @@
 """Caps on one model reply: tool calls run at most 8 at once, more than 64 are refused, a reply
-past 4 MB is cut, and arguments too deep to parse fail their call only. Driven over stdio with the
-scripted model, as the attacker's model did."""
+past 4 MB is cut, and arguments too deep to parse fail their call only. Driven over ACP with the
+scripted model, as the attacker's model did: crow hosted in process (support/hosted.py), but over stdio
+for the 50 MB reply, whose test measures crow's own process's peak memory."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from acp.schema import McpServerStdio
 from support import spawn
 from support.helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text, write_config
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
 
@@ -36,7 +38,7 @@ async def test_two_hundred_calls_run_eight_at_a_time_and_past_sixty_four_are_ref
     calls = [ToolCall("crowd__crowd", {"total": 64, "cap": 8, "record": str(record)}, id=f"c{n}") for n in range(200)]
     client = RecordingClient()
     async with ScriptedModel([Reply(tool_calls=calls), Reply(text="done")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(120):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[crowd_stdio()])).session_id
                 stop = (await conn.prompt(session_id=sid, prompt=[text("crowd")])).stop_reason
@@ -63,7 +65,7 @@ async def test_the_caps_are_configured_in_limits(crow_home, tmp_path):
     write_config(crow_home, "[limits]\nparallel_tool_calls = 3\ntool_calls_per_reply = 9\n")
     calls = [ToolCall("crowd__crowd", {"total": 9, "cap": 3, "record": str(record)}, id=f"c{n}") for n in range(12)]
     async with ScriptedModel([Reply(tool_calls=calls), Reply(text="done")]) as model:
-        async with run_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[crowd_stdio()])).session_id
                 assert (await conn.prompt(session_id=sid, prompt=[text("crowd")])).stop_reason == "end_turn"
@@ -76,7 +78,7 @@ async def test_a_reply_of_endless_calls_is_cut_not_answered_one_by_one(crow_home
     calls = [ToolCall("nothing", {}, id=f"n{n}") for n in range(64 * 16 + 1)]
     client = RecordingClient()
     async with ScriptedModel([Reply(text="Here goes.", tool_calls=calls), Reply(text="short")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 assert (await conn.prompt(session_id=sid, prompt=[text("go")])).stop_reason == "max_tokens"
@@ -120,7 +122,7 @@ async def test_arguments_too_deep_to_parse_fail_that_call_only(crow_home, tmp_pa
     calls = [ToolCall("nothing", deep, id="deep"), ToolCall("nothing", '{"a": ' + deep + "}", id="deeper")]
     client = RecordingClient()
     async with ScriptedModel([Reply(tool_calls=calls), Reply(text="recovered")]) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                 stop = (await conn.prompt(session_id=sid, prompt=[text("deep")])).stop_reason

@@ -1,6 +1,6 @@
 """Editor tools through a client that implements fs/* and terminal/* (what Zed does).
 
-`crow acp` runs as a subprocess; the model is scripted; the client records every call.
+`crow acp` is hosted in this process (support/hosted.py); the model is scripted; the client records every call.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import time
 
 import pytest
 from support.editor_support import EDITOR_CAPS, EditorClient, asked, drive, final, results, started, updates_for
-from support.helpers import crow_env, run_crow, text
+from support.helpers import crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.editor.common import MAX_OUTPUT
 from crow_acp.editor.terminal import SHELL
@@ -192,12 +193,12 @@ async def test_cancel_during_a_command_still_releases_the_terminal(tmp_path, wor
     client = EditorClient()
     call = ToolCall("run_command", {"command": "sleep 30"}, id="cancelled")
     with ScriptedModel([Reply(tool_calls=[call])], default=Reply(text="done")) as model:
-        async with run_crow(
+        async with hosted_crow(
             client, crow_env(tmp_path / "home", model.base_url), cwd=str(work), capabilities=EDITOR_CAPS
         ) as (conn, _):
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text("go")]))
-            while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow's process
+            while not client.called("wait_for_terminal_exit"):  # noqa: ASYNC110  # a request from crow
                 await asyncio.sleep(0.05)
             await conn.cancel(session_id=sid)
             assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"

@@ -10,6 +10,7 @@ import anyio
 import pytest
 from support.editor_support import drive, results
 from support.helpers import RecordingClient, crow_env, run_crow, text
+from support.hosted import hosted_crow
 
 from crow_acp.editor.search import MAX_ENTRIES
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -116,7 +117,7 @@ async def test_other_sessions_answer_while_a_tool_works_and_a_cancel_stops_it(tm
     with ScriptedModel(
         [Reply(tool_calls=[scan]), Reply(text="other session answers")], default=Reply(text="done")
     ) as model:
-        async with run_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
+        async with hosted_crow(client, crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (conn, _):
             busy = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             other = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             async with anyio.create_task_group() as group:

@@ -1,7 +1,7 @@
-"""Hostile MCP servers over ACP stdio: broken bytes, malformed answers, oversized lines, floods,
-deaths mid-call and while idle, absurd tool lists. Whatever the server does, the call ends at once
-with a repaired result or a clear error, the editor sees the call end, the history stays valid and
-the session answers the next prompt.
+"""Hostile MCP servers (real processes; crow hosted in process over ACP, support/hosted.py): broken bytes,
+malformed answers, oversized lines, floods, deaths mid-call and while idle, absurd tool lists. Whatever
+the server does, the call ends at once with a repaired result or a clear error, the editor sees the call
+end, the history stays valid and the session answers the next prompt.
 
 No assertion waits out a timeout: `timeouts.mcp_call` is 60 s, so a regression that makes a call
 wait for it shows as a hung test (pytest-timeout), never as a pass.
@@ -20,8 +20,9 @@ from typing import Any
 import anyio
 import pytest
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
-from support.helpers import RecordingClient, crow_env, free_port, run_crow, text, tool_names, write_config
+from support.helpers import RecordingClient, crow_env, free_port, text, tool_names, write_config
 from support.history_checks import assert_history_valid, assert_requests_valid
+from support.hosted import hosted_crow
 from support.matrix_support import report
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
@@ -65,7 +66,7 @@ async def run_modes(
     patient(crow_home)
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="still here")) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             sid = (await conn.new_session(cwd=str(cwd), mcp_servers=[wire("wire", *server_args)])).session_id
             for mode, (want, status) in expected.items():
                 model.add(*calls("wire__hostile", mode, mode))
@@ -116,7 +117,7 @@ async def test_a_server_that_dies_mid_call_fails_the_call_at_once_and_restarts_a
     client = RecordingClient()
     try:
         async with ScriptedModel(default=Reply(text="still here")) as model:
-            async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+            async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
                 sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
                 for mode, name in deaths.items():
                     model.add(*calls(f"{name}__hostile", mode, mode))
@@ -147,7 +148,7 @@ async def test_a_server_that_died_while_idle_is_restarted_before_its_next_use_on
     client = RecordingClient()
     down = "MCP server 'wire' is unavailable"
     async with ScriptedModel(default=Reply(text="still here")) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             with anyio.fail_after(100):
                 sid = (
                     await conn.new_session(cwd=str(tmp_path), mcp_servers=[wire("wire", "--starts", str(starts))])
@@ -186,7 +187,7 @@ async def test_absurd_tool_lists_are_bounded(crow_home, tmp_path):
     patient(crow_home)
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="still here")) as model:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             server = wire("wire", "--tools", "10000", "--bad-schemas")
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
             model.add(*calls("wire__ping", "", "ping"))
@@ -232,7 +233,7 @@ async def test_remote_answers_with_lone_surrogate_escapes_are_repaired(crow_home
     patient(crow_home)
     client = RecordingClient()
     async with ScriptedModel(default=Reply(text="still here")) as model, wire_http() as servers:
-        async with run_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(crow_home, model.base_url)) as (conn, _):
             sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
             # streamable HTTP: a JSON body, and an event stream; then the legacy SSE transport
             for tool, body in (("web__hostile", "json"), ("web__hostile", "sse"), ("events__hostile", "legacy")):

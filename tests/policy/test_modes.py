@@ -1,5 +1,6 @@
 """Permission modes over ACP stdio: the config option, the older mode API, /mode, persistence, and what
-each mode lets run (plan mode against tools that lie about being read-only)."""
+each mode lets run (plan mode against tools that lie about being read-only), and a switch to plan mode
+overtaking an open question (crow hosted in process)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from acp import RequestError
 from acp.schema import McpServerStdio
 from support import spawn
+from support.answering import AnsweringClient, one_by_one, write
 from support.helpers import (
     CORE_AGENT,
     TESTS,
@@ -21,6 +23,7 @@ from support.helpers import (
     text,
     write_config,
 )
+from support.hosted import hosted_crow
 from support.records import results
 
 from crow_acp import AcpAgent, CrowCallbacks, load_config
@@ -169,3 +172,22 @@ async def test_a_multi_agent_graph_shares_the_mode(crow_home, tmp_path, monkeypa
             assert second.mode_of(other) == "accept_edits"
     finally:
         await team.shutdown()
+
+
+async def test_a_mode_switch_to_plan_overtakes_an_open_question(crow_home, tmp_path):
+    conn_box: list[Any] = []
+
+    async def switch_to_plan() -> None:
+        conn, sid = conn_box
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+
+    client = AnsweringClient(["allow_once"], on_ask=switch_to_plan)
+    async with ScriptedModel(one_by_one([write("notes.txt", "late")])) as model:
+        async with hosted_crow(client, crow_env(crow_home, model.base_url), cwd=str(tmp_path)) as (conn, _):
+            with anyio.fail_after(60):
+                sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+                conn_box[:] = [conn, sid]
+                assert (await conn.prompt(session_id=sid, prompt=[text("write")])).stop_reason == "end_turn"
+    assert [tool_call.tool_call_id for tool_call, _ in client.permission_requests] == ["late"]
+    assert not (tmp_path / "notes.txt").exists()
+    assert "The mode changed to plan while the question was open" in results(model.requests[-1])["late"]

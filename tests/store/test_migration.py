@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 from support import spawn
-from support.helpers import RecordingClient, assert_strict_pairing, crow_env, run_crow, text
+from support.helpers import RecordingClient, assert_strict_pairing, crow_env, text
+from support.hosted import hosted_crow
 
 from crow_acp.store.schema import VERSION
 from crow_acp.store.sqlite import SqliteStore
@@ -71,7 +72,7 @@ async def test_crow_loads_and_continues_a_session_from_the_old_release(tmp_path)
     await anyio.Path("/tmp/crow-fixture/project").mkdir(parents=True, exist_ok=True)
     async with ScriptedModel([Reply(text="Continuing the old session.")]) as model:
         client = RecordingClient()
-        async with run_crow(client, crow_env(home, model.base_url)) as (conn, _):
+        async with hosted_crow(client, crow_env(home, model.base_url)) as (conn, _):
             with anyio.fail_after(60):
                 listed = await conn.list_sessions(cwd="/tmp/crow-fixture/project")
                 assert [s.session_id for s in listed.sessions] == [SECOND, FIRST]

@@ -27,7 +27,8 @@ from acp.schema import (
 )
 
 from crow_acp.testing import Reply, ScriptedModel, ToolCall
-from support.helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 EDITOR_CAPS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 
@@ -152,7 +153,7 @@ async def drive(client: Any, tmp_path: Path, cwd: Path, calls: list[ToolCall], *
     script = [Reply(tool_calls=[call]) for call in calls]
     with ScriptedModel(script, default=Reply(text="done")) as model:
         env = crow_env(tmp_path / "home", model.base_url)
-        async with run_crow(client, env, cwd=str(cwd), capabilities=capabilities) as (conn, _):
+        async with hosted_crow(client, env, cwd=str(cwd), capabilities=capabilities) as (conn, _):
             session = await conn.new_session(cwd=str(cwd), mcp_servers=[], additional_directories=additional)
             response = await conn.prompt(session_id=session.session_id, prompt=[text("go")])
             assert response.stop_reason == "end_turn"

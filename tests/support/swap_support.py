@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from crow_acp.testing import Reply, ScriptedModel
-from support.helpers import RecordingClient, crow_env, run_crow, text
+from support.helpers import RecordingClient, crow_env, text
+from support.hosted import hosted_crow
 
 
 async def tool_answers_while_swapping(
@@ -21,7 +22,7 @@ async def tool_answers_while_swapping(
     )
     try:
         with ScriptedModel(script, default=Reply(text="done")) as model:
-            async with run_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (
+            async with hosted_crow(RecordingClient(), crow_env(tmp_path / "home", model.base_url), cwd=str(work)) as (
                 conn,
                 _,
             ):

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.helpers import RecordingClient, crow_env, git, run_crow, text
+from support.helpers import RecordingClient, crow_env, git, text
+from support.hosted import hosted_crow
 
 from crow_acp.testing import Reply, ScriptedModel
 
@@ -35,7 +36,7 @@ def plant(config: Path, mark: Path) -> None:
 async def system_prompt_in(tmp_path: Path, cwd: Path) -> str:
     home = tmp_path / "home"
     with ScriptedModel(default=Reply(text="done")) as model:
-        async with run_crow(RecordingClient(), crow_env(home, model.base_url), cwd=str(cwd)) as (conn, _):
+        async with hosted_crow(RecordingClient(), crow_env(home, model.base_url), cwd=str(cwd)) as (conn, _):
             session_id = (await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id
             assert (await conn.prompt(session_id=session_id, prompt=[text("hi")])).stop_reason == "end_turn"
     system = model.requests[0]["messages"][0]
