@@ -109,6 +109,8 @@ class Watch:
                 return self._stop(f"a watch could not be added: {exc}")
             if self._wds.get(wd, (root, rel)) != (root, rel):
                 return self._stop(f"{root}/{rel} is reached twice (a bind mount?)")
+            if (before := self._by_dir.get((root, rel))) not in (None, wd):
+                self._unwatch(before)  # another directory had this place: its events would name the new one
             self._gone.discard(wd)
             self._wds[wd], self._by_dir[(root, rel)] = (root, rel), wd
 

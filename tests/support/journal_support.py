@@ -3,6 +3,7 @@ oracle (a fresh full walk), a count of the full walks, and what the kernel says 
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -56,6 +57,8 @@ def started(tmp_path: Path) -> tuple[Path, Timeline, Walks]:
 
 
 def inotify_fds() -> int:
+    """inotify fds open in this process (timelines other tests dropped unclosed are collected first)."""
+    gc.collect()
     return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify" for fd in _fds())
 
 
