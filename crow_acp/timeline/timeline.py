@@ -27,6 +27,7 @@ from ..util.secrets import key_values
 from .objects import Objects, write_atomically
 from .restore import Change, changes_to, differing
 from .tree import Entry, Manifest, Scanner, TooManyFiles
+from .watch import Watch
 
 if TYPE_CHECKING:
     from ..config.tables import CheckpointConfig
@@ -61,10 +62,15 @@ class Timeline:
         self.directory = directory
         (directory / "manifests").mkdir(parents=True, exist_ok=True, mode=0o700)
         self.objects = Objects(directory / "objects", config.max_file_bytes, config.max_session_bytes)
-        self.scanner = Scanner(roots, self.objects.keep, skip, config.max_files)
+        self.scanner = Scanner(roots, self.objects.keep, skip, config.max_files, Watch())
         self.points = self._load_index()
         self.last: Manifest | None = None
         self.last_digest: str | None = None
+
+    def close(self) -> None:
+        """The change journal's watches and fd go (the session left memory, or this timeline did)."""
+        if self.scanner.watch is not None:
+            self.scanner.watch.close()
 
     # Taking checkpoints (on a worker thread: the session's lock is held meanwhile)
     def before(self, row: int) -> None:
@@ -186,9 +192,14 @@ class Checkpoints:
             timeline = Timeline(self.dir(session_id), roots, self.config, self._skip())
         self._open[session_id] = timeline
         while len(self._open) > KEPT_OPEN:  # the least recently used goes; its disk state reloads when needed
-            self._open.pop(next(iter(self._open)))
+            self._open.pop(next(iter(self._open))).close()
         timeline.scanner.roots = roots
         return timeline
+
+    def close(self, session_id: str) -> None:
+        """The session left memory: its timeline goes too (its files stay; it reloads when needed)."""
+        if (timeline := self._open.pop(session_id, None)) is not None:
+            timeline.close()
 
     def dir(self, session_id: str) -> Path:
         if not SESSION_ID.fullmatch(session_id):  # a name, never a path: nothing outside checkpoints/
@@ -197,7 +208,7 @@ class Checkpoints:
 
     def delete(self, session_id: str) -> None:
         """The session's checkpoints, gone with the session (session/delete)."""
-        self._open.pop(session_id, None)
+        self.close(session_id)
         if SESSION_ID.fullmatch(session_id):
             shutil.rmtree(self.dir(session_id), ignore_errors=True)
 

@@ -1,11 +1,12 @@
 """A workspace as a manifest: every file, link and directory under the roots, by root and relative path.
 
 The walk opens every directory relative to its parent's fd with O_NOFOLLOW, so a symlink is recorded as
-a link (its target, as text) and never followed; `.git` and crow's own home are never entered. Each
-directory's `.gitignore` applies below it (pathspec's GitIgnoreSpec, git's own rules). A stat cache
-makes an unchanged tree cost only stats: a file whose size, mtime_ns, inode and mode match the previous
-manifest keeps its digest unread, and a directory whose mtime and inode match keeps its ignore
-decisions, so pathspec runs only where something changed.
+a link (its target, as text) and never followed; `.git`, ignored directories (ignores.py) and crow's own
+home are never entered. A stat cache makes a walk of an unchanged tree cost only stats: a file whose size,
+mtime_ns, inode and mode match the previous manifest keeps its digest unread. With a change journal
+(watch.py), only the first scan walks: a later one lists again only the directories that had events (a new
+or moved-in directory, or one whose .gitignore changed, whole), and reuses the previous manifest when there
+were none; it walks everything whenever the journal answers that it cannot be trusted.
 """
 
 from __future__ import annotations
@@ -16,17 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pathspec import GitIgnoreSpec
-
 from ..errors import CheckpointError
+from .ignores import Rules
+from .watch import Changes, Key, Watch
 
 Manifest = dict[str, dict[str, "Entry"]]
 """Root path -> relative path ("a/b.txt") -> Entry."""
 Keep = Callable[[int, str, os.stat_result], tuple[str | None, str]]
 """Reads a regular file (dir fd, name, its lstat) into the object store: (digest or None, why not)."""
-SKIPPED = frozenset({".git"})
-IGNORE_LIMIT = 1 << 20
-"""A .gitignore larger than this is not read (a hostile repository's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +62,6 @@ def _x(mode: int) -> int:
 
 
 @dataclass
-class _Dir:
-    signature: tuple[int, int]
-    ignores: tuple[Any, ...]
-    kept: dict[str, bool]
-
-
-@dataclass
 class Scanner:
     """Scans the roots again and again, remembering what it needs to make the next scan cheap."""
 
@@ -79,14 +70,35 @@ class Scanner:
     skip_dirs: set[tuple[int, int]] = field(default_factory=set)
     """(st_dev, st_ino) of directories never entered (crow's home, when it lies inside a root)."""
     max_files: int = 20_000
-    _dirs: dict[str, _Dir] = field(default_factory=dict)
-    _specs: dict[tuple[str, tuple[int, int, int]], GitIgnoreSpec] = field(default_factory=dict)
+    watch: Watch | None = None
+    """The change journal (watch.py): with it, a scan after the first lists only what had events."""
+    rules: Rules = field(default_factory=Rules)
+    _linked: set[Key] = field(default_factory=set)
+    """Directories holding a file with other hard links: a write through a link elsewhere is no event here,
+    so they are listed again at every scan."""
+    _walked: set[Key] = field(default_factory=set)
+    """Directories walked whole during this scan (what they hold needs no listing again)."""
     misses: int = 0
     count: int = 0
 
     def scan(self, previous: Manifest | None) -> Manifest:
         """The roots now; entries equal to `previous`'s are reused (a hit), others read. `misses` counts the others."""
+        changes = self.watch.drain() if self.watch is not None and previous is not None else None
+        if previous is None or changes is None or set(previous) != set(self.roots):
+            return self._full(previous)
+        if not changes and not self._linked:
+            self.misses = 0
+            return previous  # nothing happened under the roots: not even a stat
+        try:
+            return self._since(previous, changes)
+        except BaseException:
+            self.watch.stale()  # type: ignore[union-attr]  # what it drained is lost: the next scan walks all
+            raise
+
+    def _full(self, previous: Manifest | None) -> Manifest:
         self.misses, self.count = 0, 0
+        if self.watch is not None:
+            self.watch.begin()
         out: Manifest = {}
         for root in self.roots:
             entries: dict[str, Entry] = {}
@@ -102,17 +114,55 @@ class Scanner:
             out[root] = entries
         if previous is not None and sum(map(len, previous.values())) != self.count:
             self.misses += 1  # something was removed
+        if self.watch is not None:
+            self.watch.ready()
         return out
 
-    def _walk(self, fd: int, root: str, rel: str, ignores: tuple[Any, ...], out: dict[str, Entry], prev: dict) -> None:
+    def _since(self, previous: Manifest, changes: Changes) -> Manifest:
+        """`previous` with the directories that had events listed again (shallowest first)."""
+        self.misses, self.count, self._walked = 0, 0, set()
+        out = {root: dict(entries) for root, entries in previous.items()}
+        todo = {key: False for key in (*changes.names, *self._linked)} | dict.fromkeys(changes.deep, True)
+        for (root, rel), deep in sorted(todo.items(), key=lambda item: (item[0][0], item[0][1].count("/"), item[0][1])):
+            if not self._covered(root, rel) and (record := self.rules.listing(root, rel)) is not None:
+                self._again(root, rel, record.inherited, deep, changes.names.get((root, rel), set()), out[root])
+        if sum(map(len, out.values())) > self.max_files:
+            raise TooManyFiles(self.max_files)
+        return out
+
+    def _covered(self, root: str, rel: str) -> bool:
+        parts = rel.split("/") if rel else []
+        return any((root, "/".join(parts[:n])) in self._walked for n in range(len(parts) + 1))
+
+    def _again(self, root: str, rel: str, inherited: tuple[Any, ...], deep: bool, fresh: set[str],
+               out: dict[str, Entry]) -> None:  # fmt: skip
+        fd = _open_below(root, rel)
+        if fd is None:  # gone (its parent's listing, done first, drops its entries)
+            return
+        try:
+            if deep:
+                self._walked.add((root, rel))
+                self.watch.forget(root, rel)  # type: ignore[union-attr]  # the walk watches what it enters
+            self._walk(fd, root, rel, inherited, out, out, shallow=not deep, fresh=fresh)
+        finally:
+            os.close(fd)
+
+    def _walk(self, fd: int, root: str, rel: str, ignores: tuple[Any, ...], out: dict[str, Entry], prev: dict,
+              shallow: bool = False, fresh: set[str] | frozenset[str] = frozenset()) -> None:  # fmt: skip
         dir_stat = os.fstat(fd)
         if (dir_stat.st_dev, dir_stat.st_ino) in self.skip_dirs:
             return
+        if self.watch is not None:
+            self.watch.add(fd, root, rel)  # before the listing: a change from now on is an event
         names = sorted(os.listdir(fd))
+        inherited = ignores
         if ".gitignore" in names:
-            ignores = (*ignores, self._spec(fd, root, rel))
-        kept = self._kept(root, rel, dir_stat, ignores, names, fd)
+            ignores = (*ignores, self.rules.spec(fd, root, rel, ".gitignore" in fresh))
+        before = self.rules.listing(root, rel)
+        kept = self.rules.kept(root, rel, dir_stat, (ignores, inherited), names, fd)
+        self._linked.discard((root, rel))
         prefix = f"{rel}/" if rel else ""
+        seen = set()
         for name in names:
             if not kept[name]:
                 continue
@@ -121,7 +171,12 @@ class Scanner:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue  # gone meanwhile
+            seen.add(name)
             old = prev.get(path)
+            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+                self._linked.add((root, rel))
+            if old is not None and old.kind == "d" and not stat.S_ISDIR(st.st_mode):
+                self._drop(root, path, out)
             if (
                 old is not None
                 and old.kind != "d"
@@ -129,19 +184,39 @@ class Scanner:
                 and old.size == st.st_size
                 and old.ino == st.st_ino
                 and old.mode == st.st_mode
-            ):  # the stat cache: unchanged, not read again
-                out[path] = old
+                and name not in fresh
+            ) or (shallow and old is not None and old.kind == "d" and self._watched(root, path, st)):
+                out[path] = old  # the stat cache (or a watched directory, whose own events say what changed)
                 self.count += 1
                 continue
             self._one(fd, root, path, name, st, ignores, out, prev)
+        if before is not None and out is prev:
+            for name in [n for n, k in before.kept.items() if k and n not in seen]:
+                self._drop(root, prefix + name, out)
         if self.count > self.max_files:
             raise TooManyFiles(self.max_files)
+
+    def _watched(self, root: str, path: str, st: os.stat_result) -> bool:
+        return stat.S_ISDIR(st.st_mode) and self.watch is not None and self.watch.watching(root, path)
+
+    def _drop(self, root: str, path: str, out: dict[str, Entry]) -> None:
+        """A path gone (or no longer a directory): its entry and everything below it."""
+        if out.pop(path, None) is None:
+            return
+        self.misses += 1
+        below = f"{path}/"
+        for key in [k for k in out if k.startswith(below)]:
+            del out[key]
+        self.rules.drop(root, path)
+        if self.watch is not None:
+            self.watch.forget(root, path)
 
     def _one(self, fd: int, root: str, path: str, name: str, st: os.stat_result, ignores: tuple[Any, ...],
              out: dict[str, Entry], prev: dict) -> None:  # fmt: skip
         old = prev.get(path)
         if stat.S_ISDIR(st.st_mode):
             out[path] = old if old is not None and old.kind == "d" else Entry("d", mode=st.st_mode)
+            self._walked.add((root, path))
             self.count += 1
             self.misses += old is None or old.kind != "d"
             try:
@@ -164,47 +239,23 @@ class Scanner:
         digest, note = self.keep(fd, name, st)
         out[path] = Entry("f", st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, digest, note=note)
 
-    def _kept(self, root: str, rel: str, st: os.stat_result, ignores: tuple[Any, ...], names: list[str],
-              fd: int) -> dict[str, bool]:  # fmt: skip
-        """Which names of this directory the scan records; cached while the directory and its rules stay."""
-        key, signature = f"{root}\0{rel}", (st.st_mtime_ns, st.st_ino)
-        cached = self._dirs.get(key)
-        if cached is not None and cached.signature == signature and cached.ignores == ignores:
-            return cached.kept
-        kept = {}
-        for name in names:
-            if name in SKIPPED:
-                kept[name] = False
-                continue
-            path = f"{rel}/{name}" if rel else name
-            is_dir = stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
-            kept[name] = not _ignored(ignores, path + ("/" if is_dir else ""))
-        self._dirs[key] = _Dir(signature, ignores, kept)
-        return kept
 
-    def _spec(self, fd: int, root: str, rel: str) -> tuple[str, GitIgnoreSpec]:
+def _open_below(root: str, rel: str) -> int | None:
+    """The directory at `rel`, reached one component at a time with O_NOFOLLOW (None: not a directory now)."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    for part in rel.split("/") if rel else []:
         try:
-            opened = os.open(".gitignore", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
         except OSError:
-            return (rel, GitIgnoreSpec.from_lines([]))
-        try:
-            st = os.fstat(opened)
-            key = (f"{root}\0{rel}", (st.st_mtime_ns, st.st_ino, st.st_size))
-            if (spec := self._specs.get(key)) is None:
-                data = os.read(opened, IGNORE_LIMIT) if stat.S_ISREG(st.st_mode) else b""
-                spec = self._specs[key] = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
-            return (rel, spec)
-        finally:
-            os.close(opened)
-
-
-def _ignored(ignores: tuple[Any, ...], path: str) -> bool:
-    """git's rule: the deepest .gitignore with a matching pattern decides (a `!pattern` re-includes)."""
-    for base, spec in reversed(ignores):
-        decided = spec.check_file(path[len(base) + 1 :] if base else path).include
-        if decided is not None:
-            return bool(decided)
-    return False
+            child = None
+        os.close(fd)
+        if child is None:
+            return None
+        fd = child
+    return fd
 
 
 class TooManyFiles(CheckpointError):

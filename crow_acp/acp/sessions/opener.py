@@ -67,8 +67,7 @@ class SessionOpener:
         editor: EditorLink,
         spawn: Spawn,
     ) -> None:
-        self.config = config
-        self.models = models
+        self.config, self.models = config, models
         self._store = store
         """The agent's store, opened when first needed (or the one `use_store` gave it)."""
         self._callbacks = callbacks
@@ -88,6 +87,7 @@ class SessionOpener:
         """session/new, load, resume and fork answer auth_required while crow's model has no key."""
         self.checkpoints = Checkpoints(config.home, config.checkpoints)
         """The sessions' file checkpoints (timeline/): taken by the turns, put back by /rewind."""
+        sessions.released.append(self.checkpoints.close)  # a session leaving memory: its change journal goes
         self.rewinds = Rewinds(store, sessions, outbox, options, self.checkpoints, config.permissions.timeout)
         self.runs_tools = True
         """False for an agent whose turns another agent runs (a ForeignAgent): its sessions start no MCP

@@ -106,6 +106,8 @@ class OpenSessions:
         self.leases = leases
         self._callbacks = callbacks
         """The agent's callbacks as they are now (set_callbacks may replace them after this is built)."""
+        self.released: list[Callable[[str], None]] = []
+        """Called with the id of each session that leaves memory (the checkpoints close its change journal)."""
 
     def get(self, session_id: str) -> Session:
         if session_id not in self.by_id:
@@ -183,6 +185,8 @@ class OpenSessions:
             self.pool.forget(session_id, evicted=reason == "evicted")
             await session.mcp.close()
             await self.leases.give_back(session_id)  # another process may open it now
+            for released in self.released:
+                released(session_id)
         await end_session(self._callbacks(), session, reason)
 
     async def evict(self, keep: str) -> None:
@@ -196,5 +200,7 @@ class OpenSessions:
         await asyncio.gather(*(session.mcp.close() for session in sessions))
         for session in sessions:
             self.pool.forget(session.id)
+            for released in self.released:
+                released(session.id)
             await end_session(self._callbacks(), session, "shutdown")
         return sessions
