@@ -8,7 +8,7 @@
     objects.py     Objects: content-addressed blobs under $CROW_HOME/checkpoints/<session>/, written
                    atomically, with the per-file and per-session limits
     timeline.py    Timeline: one session's checkpoints (before and after each prompt), its index on disk;
-                   Checkpoints: the timelines of an agent's sessions
+                   Checkpoints: the timelines of an agent's sessions, taken before and after each prompt
     restore.py     what changed between two manifests, and putting files back through directory fds
                    (O_NOFOLLOW at every step: nothing is written outside the roots)
     journal.py     the intent of a rewind, written before it starts, so a kill leaves a finishable one

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from ..util.secrets import key_values
 from .objects import Objects, write_atomically
 from .restore import Change, changes_to, differing
@@ -195,6 +197,23 @@ class Checkpoints:
             self._open.pop(next(iter(self._open))).close()
         timeline.scanner.roots = roots
         return timeline
+
+    async def before_prompt(self, session_id: str, roots: list[str], row: int | None) -> None:
+        """The workspace kept before the prompt's turn runs (`row` is its user message; None: no turn)."""
+        await self._take(session_id, roots, row, before=True)
+
+    async def after_prompt(self, session_id: str, roots: list[str], row: int | None) -> None:
+        with anyio.CancelScope(shield=True):  # also after a cancel: what the turn left is crow's
+            await self._take(session_id, roots, row, before=False)
+
+    async def _take(self, session_id: str, roots: list[str], row: int | None, *, before: bool) -> None:
+        # On a worker thread, while the session's lock is held: no other prompt of the session runs meanwhile.
+        if row is None or (timeline := self.of(session_id, roots)) is None:
+            return
+        try:
+            await anyio.to_thread.run_sync(timeline.before if before else timeline.after, row)
+        except OSError as exc:  # $CROW_HOME full or unwritable, a root gone: the turn runs without a checkpoint
+            log.warning("checkpoint of session %s failed: %s", session_id, exc)
 
     def close(self, session_id: str) -> None:
         """The session left memory: its timeline goes too (its files stay; it reloads when needed)."""

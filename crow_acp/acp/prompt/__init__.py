@@ -9,7 +9,6 @@
                        slash commands, resource links read through MCP
     thinking.py        the thinking-level picker: a config option (core/request.py sends the level)
     titles.py          the session's title, one short side call after the first turn
-    checkpoint.py      the files kept before and after each prompt (timeline/), for /rewind
 
 May import: questions/, updates/, rpc/ and the rooms below acp; never sessions/ or acp's top modules.
 """

@@ -29,9 +29,9 @@ from ...model.retries import retries_shown
 from ...policy.modes import note_mode_change, plan_note
 from ...policy.permissions import Permissions
 from ...telemetry import gen_ai
+from ...timeline.timeline import Checkpoints
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error
-from .checkpoint import after_prompt, before_prompt
 from .mcp import report_failures, wait_for_servers
 from .message import PromptRefused, model_content, split_command, stored_blocks, user_text
 from .titles import name_session
@@ -39,7 +39,6 @@ from .titles import name_session
 if TYPE_CHECKING:
     from ...config import Config
     from ...model.profiles import Models
-    from ...timeline.timeline import Checkpoints
 
 log = logging.getLogger(__name__)
 TURN_FAILED = {"event": "turn_failed"}
@@ -69,8 +68,8 @@ class TurnRunner:
         self._spawn = spawn
         self.permissions = Permissions(config.permissions, config.sandbox, config.home)
         """The permission gate of every turn: the config does not change while the agent lives."""
-        self.checkpoints: Checkpoints | None = None
-        """The sessions' file checkpoints, one before and one after each prompt (the agent sets it)."""
+        self.checkpoints = Checkpoints(config.home, config.checkpoints)
+        """The sessions' file checkpoints, one before and one after each prompt (the agent shares its opener's)."""
         self.model_titles = True
         """Whether a session's first turn asks the model for a title. A MultiAgent turns it off for the
         members whose sessions the editor never sees: the graph's title is the entry's."""
@@ -99,7 +98,7 @@ class TurnRunner:
                 row = session.record(
                     {"role": "user", "content": content}, EntryMeta("prompt", blocks=redact_json(stored_blocks(blocks)))
                 ).row_id
-                await before_prompt(self.checkpoints, session, row)
+                await self.checkpoints.before_prompt(session.id, [session.cwd, *session.additional_directories], row)
                 await report_failures(session)
                 work = lambda: self.model_turn(session, blocks)  # noqa: E731
             elif command.name == CONTINUE and (how := resumption(session.history)):
@@ -107,7 +106,7 @@ class TurnRunner:
             else:
                 work = lambda: self._run_command(session, command, text)  # noqa: E731
             stop, error = await self._guarded(session, cancels, work)
-            await after_prompt(self.checkpoints, session, row)
+            await self.checkpoints.after_prompt(session.id, [session.cwd, *session.additional_directories], row)
         answer_open_calls(session, CANCELLED if stop == "cancelled" else INTERRUPTED)
         await report_failures(session)  # a server that died during the turn
         # After an error no stop reason reaches the editor (it gets the JSON-RPC error); hooks see "error".
