@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/serve_load.py --profile out    # also sample the server with py-spy:
                                                                # out.txt, collapsed stacks (pip install py-spy)
     .venv/bin/python benchmarks/serve_load.py --telemetry      # a tool turn, tracing off and on
-                                                               # (benchmarks/serve_telemetry.py)
+                                                               # (benchmarks/serve_telemetry.py; with
+                                                               # --profile, py-spy on the traced server)
 
 Prints, per transport: the client's wall time from the request to the response (the whole replay
 arrives first), and the CPU time the crow serve process spent on it (read from /proc: the machine is
@@ -102,20 +103,20 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--profile", help="cProfile the server into PROFILE.prof")
     parser.add_argument("--telemetry", action="store_true", help="a tool turn's time with tracing off and on")
-    parser.add_argument("--turns", type=int, default=40, help="--telemetry: measured tool turns per server")
-    parser.add_argument("--rounds", type=int, default=3, help="--telemetry: servers started per mode")
+    parser.add_argument("--turns", type=int, default=120, help="--telemetry: tool turns per server in a round")
+    parser.add_argument("--rounds", type=int, default=9, help="--telemetry: rounds, each off and on interleaved")
     args = parser.parse_args()
     with PostgresServer(durable=True) as postgres:
         if args.telemetry:
-            await telemetry_figures(postgres, args.turns, args.rounds)
+            await telemetry_figures(postgres, args.turns, args.rounds, args.profile)
         else:
             await load_figures(postgres, args.messages, args.runs, args.profile)
 
 
-async def telemetry_figures(postgres: PostgresServer, turns: int, rounds: int) -> None:
+async def telemetry_figures(postgres: PostgresServer, turns: int, rounds: int, profile: str | None) -> None:
     from serve_telemetry import report, telemetry_overhead
 
-    report(await telemetry_overhead(postgres.new_database(), turns, rounds), turns, rounds)
+    report(await telemetry_overhead(postgres.new_database(), turns, rounds, profile), turns)
 
 
 async def load_figures(postgres: PostgresServer, messages: int, runs: int, profile: str | None = None) -> None:

@@ -38,7 +38,7 @@ from ..model.client import AttachmentChunk, Finish, ReasoningChunk, TextChunk, T
 from ..model.costs import charge
 from ..plugin.decisions import ToolCallInfo
 from ..plugin.session import Tool, ToolContext, ToolTimer
-from ..telemetry import gen_ai
+from ..telemetry import gen_ai, spans
 from . import images
 from .cut_turn import crow_stopping
 from .history_rules import object_arguments
@@ -72,10 +72,9 @@ async def run_turn(turn: Turn) -> str:
     with steering.open():
         for step in range(turn.max_steps):
             await run_hooks(turn.callbacks.pre_request, turn.access, "pre_request", step=step)
-            profile = session.model.profile
-            with gen_ai.chat(profile.model, gen_ai.provider(profile.api)) as span:
-                reply = await stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
-                gen_ai.replied(span, reply.usage, reply.finish_reason, reply.text_parts)
+            reply = await (
+                traced_reply(turn) if spans.on else stream_reply(session, turn.request, ReplyBudget.of(turn.limits))
+            )
             await run_hooks(
                 turn.callbacks.post_response,
                 turn.access,
@@ -90,6 +89,15 @@ async def run_turn(turn: Turn) -> str:
             elif not steering.waiting:  # decided with no await before the inbox closes: nothing offered is lost
                 return "max_tokens" if reply.finish_reason == "length" else "end_turn"
     return "max_turn_requests"
+
+
+async def traced_reply(turn: Turn) -> Reply:
+    """stream_reply in its chat span (tracing on: run_turn checks before it calls in here)."""
+    profile = turn.session.model.profile
+    with gen_ai.chat(profile.model, gen_ai.provider(profile.api)) as span:
+        reply = await stream_reply(turn.session, turn.request, ReplyBudget.of(turn.limits))
+        gen_ai.replied(span, reply.usage, reply.finish_reason, reply.text_parts)
+    return reply
 
 
 async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudget) -> Reply:
@@ -223,17 +231,25 @@ async def run_tools(turn: Turn, calls: list[PendingCall]) -> None:
 
 async def _run_call(turn: Turn, call: PendingCall, tool: Tool | None, done: set[str], slots: anyio.Semaphore) -> None:
     access = SessionView(turn.session)
-    info, ran = placeholder(call), False
     async with slots:
-        with gen_ai.execute_tool(call.name, call.id, call.shown_args) as span:
-            try:
-                info, result, ran = await _outcome(turn, call, tool, access)
-            except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
-                log.exception("tool %s failed", call.name)
-                result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
-            result = await after_tool(turn, access, info, result, ran)
-            gen_ai.tool_done(span, result.text, result.is_error)
+        if spans.on:
+            with gen_ai.execute_tool(call.name, call.id, call.shown_args) as span:
+                result = await _call(turn, call, tool, access)
+                gen_ai.tool_done(span, result.text, result.is_error)
+        else:
+            result = await _call(turn, call, tool, access)
         await _finish(turn.session, call, result, done)
+
+
+async def _call(turn: Turn, call: PendingCall, tool: Tool | None, access: SessionView) -> ToolResult:
+    """The call's result, after_tool hooks applied."""
+    info, ran = placeholder(call), False
+    try:
+        info, result, ran = await _outcome(turn, call, tool, access)
+    except Exception as exc:  # a tool is others' code: its crash fails this call, not the turn
+        log.exception("tool %s failed", call.name)
+        result = ToolResult(f"Tool error: {type(exc).__name__}: {exc}", is_error=True)
+    return await after_tool(turn, access, info, result, ran)
 
 
 async def _outcome(

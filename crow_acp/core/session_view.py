@@ -31,7 +31,7 @@ from ..events import (
 from ..history import EntryMeta, StoredMessage
 from ..plugin.blackboard import SessionBlackboard, plain_json
 from ..plugin.session import SessionAccess, SlashCommand, Tool
-from ..telemetry import gen_ai
+from ..telemetry import gen_ai, spans
 from ..util.text import clean_value
 from .session import compact_history
 
@@ -242,7 +242,8 @@ class SessionView(SessionAccess):
         compaction_id: str | None = None,
     ) -> str:
         compaction_id = compaction_id or f"compaction-{uuid.uuid4().hex[:12]}"
-        gen_ai.compaction(compaction_id, status)  # its span: from in_progress to the end report
+        if spans.on:
+            gen_ai.compaction(compaction_id, status)  # its span: from in_progress to the end report
         await self._s.emit(CompactionReported(self._s.id, compaction_id, status, title, text, summary))
         return compaction_id
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from ..api import ToolContext
 from ..errors import McpError
 from ..events import ToolResult, ToolView
-from ..telemetry import gen_ai
+from ..telemetry import gen_ai, spans
 from ..tools import infer_kind, safe_name
 from ..util.secrets import redact
 from .elicit import CallScope
@@ -66,7 +66,7 @@ class McpTool:
             await _restart(self.server, context)
         scope = CallScope(context.call_id, timer=context.timer)
         try:
-            with gen_ai.mcp_call(self.server.spec.name, self.remote_name):
+            with gen_ai.mcp_call(self.server.spec.name, self.remote_name) if spans.on else spans.OFF:
                 result = await self.server.call(self.remote_name, arguments, scope)
         except (MCPError, ServerUnavailable, RuntimeError, OSError) as exc:
             return ToolResult(text=with_notes(f"Tool error: {exc}", scope), is_error=True)

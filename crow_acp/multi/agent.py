@@ -11,13 +11,12 @@ that opted in to subagents (children.py); hand-offs show as "a → b" tool calls
 (a cancel of one child, that member), and the stop reason covers the whole run ("cancelled" if any part
 was); session/load restores every member and replays the whole graph's history in order.
 
-Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default
-"blackboard", "plan" and "graph_sessions"; patterns add theirs) are one Blackboard across all
-members of an editor session (blackboard.py). `session.set_context(key, ...)` in any member (or
-any other change of a shared key) is seen by every other member at once, and is saved with every
-member. Other keys stay private to the member's session: they hold per-session bookkeeping
-(injected skills, compaction counters) that must not leak. The members are driven through
-AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
+Shared context (the seeds' blackboard or ProjectState): the keys in `shared_keys` (by default "blackboard", "plan"
+and "graph_sessions"; patterns add theirs) are one Blackboard across all members of an editor session
+(blackboard.py). `session.set_context(key, ...)` in any member (or any other change of a shared key) is seen by
+every other member at once, and is saved with every member. Other keys stay private to the member's session: they
+hold per-session bookkeeping (injected skills, compaction counters) that must not leak. The members are driven
+through AcpAgent's public methods only (acp/agent.py, acp/sessions/registry.py).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from ..acp.prompt.message import as_dicts, user_text
 from ..acp.rpc.capabilities import without_steering
 from ..acp.rpc.shapes import ClientFeatures
 from ..errors import CrowError
-from ..telemetry import gen_ai
+from ..telemetry import gen_ai, spans
 from .children import ChildSessions
 from .conn import MemberConnection, replay_graph
 from .graph import DEFAULT_SHARED, Graph, Node, collect_members, entry_of, stored_members
@@ -252,9 +251,9 @@ class MultiAgent(ServedGraph):
                     self._sync_mode(session_id)  # /mode switched the entry
             children = ChildSessions(graph, self.outlet.send) if graph.children else None
             run = graph.run = Run(graph, prompt, lambda update: self.outlet.send(graph.editor_sid, update), children)
-            token = CURRENT_RUN.set(run)
-            try:
-                with gen_ai.invoke_agent(self.name, session_id, user_text(as_dicts(prompt))):  # members: children
+            token, named = CURRENT_RUN.set(run), spans.SESSION.set(session_id)  # log lines name the session
+            try:  # traced, the members' turns are children of the run's
+                with gen_ai.invoke_agent(self.name, session_id, user_text(as_dicts(prompt))) if spans.on else spans.OFF:
                     outcome = await self.drive(run, prompt, None)
             except Exception as exc:  # the one top-level handler of a prompt: the editor must get an answer
                 if not isinstance(exc, CrowError):
@@ -264,6 +263,7 @@ class MultiAgent(ServedGraph):
                 ) from exc
             finally:
                 CURRENT_RUN.reset(token)
+                spans.SESSION.reset(named)
                 graph.run = None
                 graph.save()
             await self._title(graph, prompt)

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from ..config import PermissionConfig, Policy, SandboxConfig, crow_home
 from ..config.protected import ProtectedPaths
 from ..events import ToolView
-from ..telemetry import gen_ai
+from ..telemetry import gen_ai, spans
 from .modes import Mode, capped, current_mode, edit_inside_roots, plan_refusal
 from .remembered import always_label, command_of, is_remembered, remember
 from .sandboxing import OUTSIDE, SandboxPolicy, is_sandboxed
@@ -150,7 +150,8 @@ class Permissions:
         once_only = bool(asked.protected) or (asked.sandbox is not None and not asked.may_leave)
         offered = options(asked.command, once_only, asked.may_leave)
         try:
-            with gen_ai.permission(tool.name, call.id), anyio.fail_after(self.config.timeout):
+            asked_span = gen_ai.permission(tool.name, call.id) if spans.on else spans.OFF
+            with asked_span, anyio.fail_after(self.config.timeout):
                 response = await session.client.request_permission(
                     session_id=session.id, tool_call=update, options=offered
                 )

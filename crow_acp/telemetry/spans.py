@@ -1,8 +1,9 @@
 """The seam every span goes through: `span(name, ...)` is a shared no-op until a tracer is installed.
 
 The loop, the tool gate, MCP and compaction open spans here (through gen_ai.py); otel.py installs the
-OpenTelemetry tracer when tracing is on. Off, a span costs one global read and a reused context manager,
-and nothing of OpenTelemetry is imported.
+OpenTelemetry tracer when tracing is on. Off, nothing of OpenTelemetry is imported, and the callers do
+not call in here at all: they read `on` (a module attribute, no call) and skip their spans, so a turn
+runs no line of telemetry/ (tests/telemetry/test_off_path.py).
 """
 
 from __future__ import annotations
@@ -55,8 +56,11 @@ class _Nothing:
 
 
 NOTHING = _Nothing()
-_OFF: AbstractContextManager[Span] = nullcontext(NOTHING)
+OFF: AbstractContextManager[Span] = nullcontext(NOTHING)
+"""The span of a caller that checked `on` and found tracing off: reused, and no call into this module."""
 _tracer: Tracer | None = None
+on = False
+"""Whether a tracer is installed: what the loop, the tools and MCP check before they open a span."""
 record_content = False
 """Whether spans carry prompts, replies, tool arguments and results ([telemetry] record_content)."""
 SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("crow_session", default=None)
@@ -66,8 +70,8 @@ USER: contextvars.ContextVar[str | None] = contextvars.ContextVar("crow_user", d
 
 
 def install(tracer: Tracer | None, *, content: bool = False) -> None:
-    global _tracer, record_content
-    _tracer, record_content = tracer, content
+    global _tracer, record_content, on
+    _tracer, record_content, on = tracer, content, tracer is not None
 
 
 def tracing() -> bool:
@@ -75,7 +79,7 @@ def tracing() -> bool:
 
 
 def span(name: str, attributes: dict[str, Value], kind: Kind = "internal") -> AbstractContextManager[Span]:
-    return _OFF if _tracer is None else _tracer.span(name, kind, attributes)
+    return OFF if _tracer is None else _tracer.span(name, kind, attributes)
 
 
 def start(name: str, attributes: dict[str, Value], kind: Kind = "internal") -> Ended:
@@ -88,7 +92,7 @@ def trace_id() -> str | None:
 
 def shutdown() -> None:
     """Flush and stop the tracer (crow's commands call this on their way out); a no-op when off."""
-    global _tracer
-    tracer, _tracer = _tracer, None
+    global _tracer, on
+    tracer, _tracer, on = _tracer, None, False
     if tracer is not None:
         tracer.shutdown()

@@ -28,7 +28,7 @@ from ...history import EntryMeta
 from ...model.retries import retries_shown
 from ...policy.modes import note_mode_change, plan_note
 from ...policy.permissions import Permissions
-from ...telemetry import gen_ai
+from ...telemetry import gen_ai, spans
 from ...timeline.timeline import Checkpoints
 from ...util.secrets import redact_json
 from ..updates.warnings import model_error
@@ -76,7 +76,17 @@ class TurnRunner:
 
     async def run(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         """One prompt, in a session whose lock the caller holds: its stop reason, or the RequestError
-        the editor gets. Traced as one invoke_agent span (telemetry/gen_ai.py)."""
+        the editor gets. Traced as one invoke_agent span (telemetry/gen_ai.py) when tracing is on (off, no
+        call into telemetry/); either way the log lines meanwhile name the session."""
+        if spans.on:
+            return await self._traced(session, blocks, cancels)
+        named = spans.SESSION.set(session.id)
+        try:
+            return await self._run(session, blocks, cancels)
+        finally:
+            spans.SESSION.reset(named)
+
+    async def _traced(self, session: Session, blocks: list[dict[str, Any]], cancels: int) -> str:
         with gen_ai.invoke_agent(str(session.data.get("agent") or "crow"), session.id, user_text(blocks)) as span:
             stop = await self._run(session, blocks, cancels)
             span.set("crow.stop_reason", stop)
