@@ -183,7 +183,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         make_non_dumpable()  # before any key is read: commands of the same user cannot read crow's memory
 
         import_schema()
-    if args.command in ("acp", "run", "chat"):
+    if args.command in ("acp", "run", "chat", "serve"):
         from crow_acp.server import startup_gc
 
         startup_gc.pause()  # resumed once the agent is built

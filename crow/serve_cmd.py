@@ -151,6 +151,11 @@ def serve_command(args: argparse.Namespace) -> int:
     configure_logging(config.log_dir, fmt=log_format(args.log_format, config))
     try:
         with traced(config):
+            from crow_acp.server import startup_gc
+
+            if args.agent is None:  # an --agent was built once already, as agent_factory checked it
+                make_agent()  # so the first connection's imports are made now, and frozen with the rest
+            startup_gc.resume()  # after the store and the tracer too: full collections skip all of it
             asyncio.run(serve(lambda: with_store(make_agent(), store), store, options))
     except (StoreError, CannotListen, OSError) as exc:  # the database is unreachable, or the port is taken
         raise Exit(SETUP, str(exc)) from exc

@@ -4,6 +4,7 @@ writes (only once the port is its own, gone at exit), and the modes of what it l
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import stat
@@ -20,6 +21,7 @@ from crow_acp.testing import Reply, ScriptedModel
 
 pytestmark = pytest.mark.anyio
 NO_MODEL = "http://127.0.0.1:9"
+GC_AGENT = f"{Path(__file__).resolve().parents[1] / 'agents' / 'gc_agent.py'}:build"
 
 
 def mode(path) -> int:
@@ -127,3 +129,16 @@ async def test_the_client_in_docs_serve_md_runs_as_written(crow_home, tmp_path):
             with anyio.fail_after(60):
                 out, _ = await client.communicate()
     assert client.returncode == 0 and out.decode() == "Hello from the team server.\n"
+
+
+async def test_a_served_agent_runs_with_start_up_frozen_and_collection_on(crow_home, tmp_path):
+    """crow serve starts without the cyclic collector, as crow acp does, and turns it back on once the store,
+    the tracer and one agent are built, having frozen that heap (crow_acp/server/startup_gc.py)."""
+    record = tmp_path / "gc.json"
+    env = crow_env(crow_home, NO_MODEL, GC_FILE=str(record))
+    async with crow_serve(env, "--agent", GC_AGENT, python_args=("-X", "faulthandler")) as served:
+        async with over_ws(RecordingClient(), served) as conn:
+            await conn.initialize(protocol_version=1)
+    seen = json.loads(record.read_text())
+    assert seen["enabled"], "collection must be back on once the server is up"
+    assert seen["frozen"] > 10_000, "the start-up heap (acp, pydantic models, the store, crow) is frozen"
