@@ -109,6 +109,8 @@ class ModelCallFinished:
     finish_reason: str | None
     context_window: int
     cost: Cost | None = None
+    model: str = ""
+    """The model id the call was sent to (the session's profile may change between calls)."""
 
 
 @dataclass(frozen=True)

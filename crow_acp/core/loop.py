@@ -142,9 +142,9 @@ async def stream_reply(session: Session, chain: RequestChain, budget: ReplyBudge
         reply.message = _record_reply(reply, draft)
     if reply.usage:
         session.last_usage = reply.usage
-        window = session.model.profile.context_window
-        cost = charge(session, reply.usage)
-        await session.emit(ModelCallFinished(session.id, reply.usage, reply.finish_reason, window, cost))
+        profile, cost = session.model.profile, charge(session, reply.usage)
+        window, model = profile.context_window, profile.model
+        await session.emit(ModelCallFinished(session.id, reply.usage, reply.finish_reason, window, cost, model))
     return reply
 
 

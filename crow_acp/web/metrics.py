@@ -4,7 +4,8 @@ Fed by an observer on every connection's agent (the loop's events: turns, model 
 usage; events.py) and by the connection itself (a prompt's start; permission questions and the
 client's answers, which are ACP messages). Label values are bounded: stop reasons, tool kinds and
 statuses, answers and error kinds come from fixed sets (anything else is "other"), models are the
-agent's profile names; no session id or user text is ever a label.
+model ids of each call (the session's profile, which a client may switch among the configured ones),
+at most 32 of them; no session id or user text is ever a label.
 
 The connection counts and the leases this server holds are read when scraped; the store's workers
 report each operation's latency, the wait in their queue included (store/worker.py), as "write" (the
@@ -40,6 +41,7 @@ TOOL_KINDS = frozenset({"read", "edit", "delete", "move", "search", "execute", "
 STATUSES = frozenset({"completed", "failed"})
 ANSWERS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always", "allow_unsandboxed", "cancelled"})
 MAX_ERROR_KINDS = 32
+"""Distinct error kinds, and distinct models, a server labels; any further one is "other"."""
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -78,6 +80,7 @@ class ServeMetrics:
             "crow_store_seconds", "Store operation latency, queue included", ["kind"], registry=r, buckets=STORE_BUCKETS
         )
         self._error_kinds: set[str] = set()
+        self._models: set[str] = set()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -98,18 +101,20 @@ class ServeMetrics:
         self.answers.labels(_bounded(answer, ANSWERS)).inc()
 
     def error_kind(self, error: BaseException | None) -> str:
-        kind = type(error).__name__ if error is not None else "unknown"
-        if kind not in self._error_kinds and len(self._error_kinds) >= MAX_ERROR_KINDS:
-            return "other"
-        self._error_kinds.add(kind)
-        return kind
+        return _first_few(type(error).__name__ if error is not None else "unknown", self._error_kinds)
+
+    def model(self, model: str) -> str:
+        return _first_few(model[:64], self._models)
 
 
 @dataclass
 class _Session:
     call_start: float
     first_token: bool = False
-    cost: float = 0.0
+    model: str = ""
+    """The model of the session's last call."""
+    waited: float | None = None
+    """The call's time to first token, observed once its ModelCallFinished names the model."""
     tools: dict[str, tuple[str, float]] = field(default_factory=dict)
 
 
@@ -129,14 +134,13 @@ class AgentMetrics:
         state = self._sessions.get(event.session_id)
         if isinstance(event, TurnFinished):
             m.turns.labels(_bounded(event.stop_reason, STOP_REASONS)).inc()
-            self._sessions.pop(event.session_id, None)
+            self._first_token(self._sessions.pop(event.session_id, None))
         elif isinstance(event, ErrorOccurred):
             m.errors.labels(m.error_kind(event.error)).inc()
         elif isinstance(event, ModelCallFinished):
             self._model_call(event, state, now)
         elif isinstance(event, TextDelta | ThoughtDelta | ToolCallStarted) and state and not state.first_token:
-            state.first_token = True
-            m.first_token.labels(self.model).observe(now - state.call_start)
+            state.first_token, state.waited = True, now - state.call_start
         if isinstance(event, ToolCallStarted) and state is not None:
             state.tools[event.call_id] = (_bounded(event.view.kind, TOOL_KINDS), now)
         elif isinstance(event, ToolCallRunning) and state is not None and event.call_id in state.tools:
@@ -146,18 +150,35 @@ class AgentMetrics:
             m.tool_calls.labels(kind, _bounded(event.status, STATUSES)).inc()
             m.tool_seconds.labels(kind).observe(now - started)
             if state is not None:  # the next model call starts once the last result is in
+                self._first_token(state)  # a call that reported no usage, or tool calls shown after it
                 state.call_start, state.first_token = now, False
 
     def _model_call(self, event: ModelCallFinished, state: _Session | None, now: float) -> None:
         m, usage = self.metrics, event.usage
-        m.model_calls.labels(self.model).inc()
+        model = m.model(event.model) if event.model else self.model
+        m.model_calls.labels(model).inc()
         if state is not None:
-            m.model_seconds.labels(self.model).observe(now - state.call_start)
-        m.tokens.labels(self.model, "input").inc(usage.prompt_tokens)
-        m.tokens.labels(self.model, "output").inc(usage.completion_tokens)
-        m.tokens.labels(self.model, "cached").inc(usage.cache_read_tokens)
+            m.model_seconds.labels(model).observe(now - state.call_start)
+            state.model = model
+            self._first_token(state)
+        m.tokens.labels(model, "input").inc(usage.prompt_tokens)
+        m.tokens.labels(model, "output").inc(usage.completion_tokens)
+        m.tokens.labels(model, "cached").inc(usage.cache_read_tokens)
         if event.cost is not None:  # the session's running total: the step since the last one
             before = self._costs.get(event.session_id, 0.0)
             if event.cost.amount > before:
-                m.cost.labels(self.model, event.cost.currency[:8]).inc(event.cost.amount - before)
+                m.cost.labels(model, event.cost.currency[:8]).inc(event.cost.amount - before)
             self._costs[event.session_id] = event.cost.amount
+
+    def _first_token(self, state: _Session | None) -> None:
+        if state is not None and state.waited is not None:
+            self.metrics.first_token.labels(state.model or self.model).observe(state.waited)
+            state.waited = None
+
+
+def _first_few(value: str, seen: set[str]) -> str:
+    """`value` as a label, while fewer than MAX_ERROR_KINDS distinct ones were seen; else "other"."""
+    if value not in seen and len(seen) >= MAX_ERROR_KINDS:
+        return "other"
+    seen.add(value)
+    return value

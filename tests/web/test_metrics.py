@@ -11,12 +11,13 @@ import httpx
 import pytest
 from acp import RequestError
 from prometheus_client.parser import text_string_to_metric_families
-from support.helpers import RecordingClient, crow_env, text
+from support.helpers import RecordingClient, crow_env, text, write_config
 from support.serve_support import crow_serve, over_ws
 
 from crow_acp.testing import Fault, Reply, ScriptedModel, ToolCall
 
 pytestmark = pytest.mark.anyio
+PROFILES = 'model = "small"\n[models.small]\nmodel = "small-1"\n[models.big]\nmodel = "big-2"\n'
 USAGE = {"prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 100}}
 
 
@@ -65,6 +66,7 @@ async def test_metrics_count_a_tool_turn_a_refused_permission_and_a_model_error(
         Reply(text="not run", usage=USAGE),
         Fault(status=400, message="bad request"),
     ]
+    write_config(crow_home, PROFILES)
     async with ScriptedModel(script) as model:
         async with crow_serve(crow_env(crow_home, model.base_url), roots=(str(tmp_path),)) as served:
             with anyio.fail_after(120):
@@ -78,6 +80,7 @@ async def test_metrics_count_a_tool_turn_a_refused_permission_and_a_model_error(
                     async with over_ws(client, served) as conn:
                         sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
                         assert (await conn.prompt(session_id=sid, prompt=[text("read it")])).stop_reason == "end_turn"
+                        await conn.set_config_option(session_id=sid, config_id="model", value="big")
                         await conn.set_session_mode(session_id=sid, mode_id="ask")
                         await conn.prompt(session_id=sid, prompt=[text("run it")])
                         assert len(client.permission_requests) == 1
@@ -91,12 +94,12 @@ async def test_metrics_count_a_tool_turn_a_refused_permission_and_a_model_error(
     assert during[CONNECTIONS] == 1 and during[LEASES] == 1  # the session's lease, given back when it closed
     store = {key: moved(before, after).get(key, 0) for key in STORE_COUNTS}
     assert all(count >= 1 for count in store.values()), store  # writes (the turns) and calls (the lease, the flush)
-    model_label = (("model", "default"),)
+    small, big = (("model", "small-1"),), (("model", "big-2"),)  # the session switched after its first turn
     expected = {
         ("crow_turns_total", (("stop_reason", "end_turn"),)): 3.0,  # the model error ends its turn too
-        ("crow_model_calls_total", model_label): 4.0,
-        ("crow_model_call_seconds_count", model_label): 4.0,
-        ("crow_model_first_token_seconds_count", model_label): 4.0,
+        **{("crow_model_calls_total", model): 2.0 for model in (small, big)},
+        **{("crow_model_call_seconds_count", model): 2.0 for model in (small, big)},
+        **{("crow_model_first_token_seconds_count", model): 2.0 for model in (small, big)},
         ("crow_model_errors_total", (("kind", "ModelError"),)): 1.0,
         ("crow_tool_calls_total", (("kind", "read"), ("outcome", "completed"))): 1.0,
         ("crow_tool_calls_total", (("kind", "execute"), ("outcome", "failed"))): 1.0,
@@ -104,9 +107,9 @@ async def test_metrics_count_a_tool_turn_a_refused_permission_and_a_model_error(
         ("crow_tool_call_seconds_count", (("kind", "execute"),)): 1.0,
         ("crow_permission_questions_total", ()): 1.0,
         ("crow_permission_answers_total", (("answer", "reject_once"),)): 1.0,
-        ("crow_tokens_total", (("model", "default"), ("type", "input"))): 480.0,
-        ("crow_tokens_total", (("model", "default"), ("type", "output"))): 36.0,
-        ("crow_tokens_total", (("model", "default"), ("type", "cached"))): 400.0,
+        **{("crow_tokens_total", ((*model, ("type", "input")))): 240.0 for model in (small, big)},
+        **{("crow_tokens_total", ((*model, ("type", "output")))): 18.0 for model in (small, big)},
+        **{("crow_tokens_total", ((*model, ("type", "cached")))): 200.0 for model in (small, big)},
     }
     assert without(moved(before, after), STORE_COUNTS) == expected, moved(before, after)
     assert not any(sid in key for key in after for key in [str(key)])  # no session id in a label
