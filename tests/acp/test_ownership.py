@@ -166,3 +166,46 @@ async def test_a_read_only_load_changes_nothing_of_the_owners_and_takes_nothing_
             assert [m.message["content"] for m in await store.load(sid)][-1] == "answer 1"
     finally:
         await store.close()
+
+
+async def test_a_reader_who_loads_during_the_owners_turn_does_not_stop_or_change_it(crow_home, tmp_path):
+    """Bob's read-only load lands while Alice's turn waits on the model: her turn is not cancelled nor its lease
+    taken, it ends as it would have, and what it recorded is hers alone."""
+    store = SqliteStore(tmp_path / "shared.db")
+    loaded, asked = anyio.Event(), anyio.Event()
+
+    async def waits_for_bob(request: dict) -> Reply:
+        asked.set()
+        await loaded.wait()
+        return Reply(text="after bob looked")
+
+    alice = AcpAgent(
+        FunctionModel([Reply(text="first"), waits_for_bob]), config=load_config(home=crow_home), store=store
+    )
+    bob = AcpAgent(FunctionModel([]), config=load_config(home=crow_home), store=store)
+    alice.act_for(Caller("alice"))
+    bob.act_for(Caller("bob"))
+    stops: list[str] = []
+    try:
+        async with in_process(alice), in_process(bob):
+            sid = (await alice.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            await alice.prompt(prompt=[text("one")], session_id=sid)
+            await alice.ext_method("crow/share", {"sessionId": sid, "user": "bob", "access": "read"})
+
+            async def second() -> None:
+                stops.append((await alice.prompt(prompt=[text("two")], session_id=sid)).stop_reason)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(second)
+                with anyio.fail_after(60):
+                    await asked.wait()
+                await bob.load_session(cwd=str(tmp_path), session_id=sid, mcp_servers=[])
+                loaded.set()
+            await store.flush()
+            record = await store.get(sid)
+            contents = [m.message.get("content") for m in await store.load(sid)]
+    finally:
+        await store.close()
+    assert stops == ["end_turn"], "the reader's load neither cancelled the owner's turn nor took its lease"
+    assert contents[-1] == "after bob looked" and contents.count("two") == 1
+    assert record is not None and record.owner == "alice"
