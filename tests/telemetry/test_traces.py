@@ -8,6 +8,8 @@ import json
 
 import anyio
 import pytest
+from acp.schema import McpServerStdio
+from support import spawn
 from support.helpers import TESTS, RecordingClient, crow_command, crow_env, echo_stdio, run_crow, text, write_config
 from support.multi_support import scripted
 from support.multi_support import serve as serve_graph
@@ -21,6 +23,7 @@ KEY = "sk-trace-test-key-0123456789"
 PROMPT = "please echo the words PURPLE-ELEPHANT"
 ARGUMENT = "ARGUMENT-MARMALADE"
 PROBE_AGENT = TESTS / "agents" / "otel_probe_agent.py"
+TRACE_SERVER = TESTS / "mcp_servers" / "trace_server.py"
 USAGE = {"prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 100}}
 
 
@@ -87,6 +90,20 @@ async def test_a_tool_turn_through_crow_acp_is_one_trace_of_genai_spans(crow_hom
     raw = receiver.raw()
     for secret in (KEY, "PURPLE-ELEPHANT", ARGUMENT):  # not opted in: no prompt, no arguments; a key never
         assert secret.encode() not in raw
+
+
+async def test_an_mcp_server_is_handed_the_trace_context_of_its_call(crow_home, tmp_path):
+    """The MCP request's `_meta.traceparent` names the turn's trace and crow's span of that call, so a server
+    that traces too joins the turn's trace (SEP-414)."""
+    server = McpServerStdio(name="trace", command=spawn.python(), args=[str(TRACE_SERVER)], env=[])
+    script = [Reply(tool_calls=[ToolCall("trace__traceparent", {}, id="t1")]), Reply(text="done")]
+    with otlp_receiver() as (receiver, url):
+        async with ScriptedModel(script) as model:
+            env = crow_env(crow_home, model.base_url, OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            await one_turn(env, str(tmp_path), "trace it", mcp_servers=[server])
+            told = json.dumps(model.requests[-1]["messages"][-1])
+    [call] = receiver.named("tools/call")  # crow's client span of the MCP request
+    assert f"00-{call.trace_id}-{call.span_id}-01" in told, told
 
 
 async def test_opted_in_spans_carry_the_prompt_and_the_arguments_but_never_a_key(crow_home, tmp_path):
