@@ -61,7 +61,6 @@ from .turn import (
 )
 
 log = logging.getLogger(__name__)
-TOOL_CALL_ENDED = {"event": "tool_call_ended"}
 
 CANCELLED = "Cancelled by the user."
 
@@ -289,7 +288,6 @@ async def _finish(session: Session, call: PendingCall, result: ToolResult, done:
     display = ToolDisplay(call.name, view.title, view.kind, status, list(view.locations), call.shown_args, content)
     session.record({"role": "tool", "tool_call_id": call.id, "content": result.text}, EntryMeta(tool=display))
     await session.emit(ToolCallFinished(session.id, call.id, call.name, result, status))
-    log.info("tool call %r (%r): %s", call.name, call.id, status, extra=TOOL_CALL_ENDED)
 
 
 def _jsonable(item: Any) -> Any:

@@ -52,7 +52,6 @@ ALLOW = PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"
 REJECT = PermissionOption(option_id="reject_once", name="Reject", kind="reject_once")
 OUTSIDE_ONCE = PermissionOption(option_id="allow_unsandboxed", name="Run outside the sandbox", kind="allow_once")
 NOT_RUN = "The call was not run."
-PERMISSION_ANSWERED = {"event": "permission_answered"}
 
 
 def policy_for(config: PermissionConfig, tool: Tool) -> Policy:
@@ -162,8 +161,6 @@ class Permissions:
             log.warning("permission request for %s failed: %r", call.id, exc)
             return f"The permission request failed ({type(exc).__name__}). {NOT_RUN}"
         chosen = _chosen(response, offered)
-        answer = chosen if isinstance(chosen, str) else chosen.option_id
-        log.info("permission for %r (%r): %s", tool.name, call.id, answer, extra=PERMISSION_ANSWERED)
         if isinstance(chosen, str):
             return chosen
         now = self.mode(session)

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 TURN_FAILED = {"event": "turn_failed"}
-TURN_ENDED = {"event": "turn_ended"}
 """The `event` of the log line a failed turn writes (--log-format json shows it)."""
 REQUEST_CHAIN = RequestChain((plan_note,))
 """What the default agent adds to every model request, after the core's own steps (core/request.py)."""
@@ -175,7 +174,6 @@ class TurnRunner:
                 await self._emit(notice)
             await self._emit(ErrorOccurred(session.id, str(error), error))
         await self._emit(TurnFinished(session.id, stop))
-        log.info("turn ended: %s", stop, extra=TURN_ENDED)
         await self.name(session, text)
 
     async def name(self, session: Session, text: str) -> None:
