@@ -40,7 +40,7 @@ STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusa
 TOOL_KINDS = frozenset({"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode"})
 STATUSES = frozenset({"completed", "failed"})
 ANSWERS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always", "allow_unsandboxed", "cancelled"})
-MAX_ERROR_KINDS = 32
+MAX_OPEN_LABELS = 32
 """Distinct error kinds, and distinct models, a server labels; any further one is "other"."""
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -103,7 +103,7 @@ class ServeMetrics:
     def error_kind(self, error: BaseException | None) -> str:
         return _first_few(type(error).__name__ if error is not None else "unknown", self._error_kinds)
 
-    def model(self, model: str) -> str:
+    def model_label(self, model: str) -> str:
         return _first_few(model[:64], self._models)
 
 
@@ -155,7 +155,7 @@ class AgentMetrics:
 
     def _model_call(self, event: ModelCallFinished, state: _Session | None, now: float) -> None:
         m, usage = self.metrics, event.usage
-        model = m.model(event.model) if event.model else self.model
+        model = m.model_label(event.model) if event.model else self.model
         m.model_calls.labels(model).inc()
         if state is not None:
             m.model_seconds.labels(model).observe(now - state.call_start)
@@ -177,8 +177,8 @@ class AgentMetrics:
 
 
 def _first_few(value: str, seen: set[str]) -> str:
-    """`value` as a label, while fewer than MAX_ERROR_KINDS distinct ones were seen; else "other"."""
-    if value not in seen and len(seen) >= MAX_ERROR_KINDS:
+    """`value` as a label, while fewer than MAX_OPEN_LABELS distinct ones were seen; else "other"."""
+    if value not in seen and len(seen) >= MAX_OPEN_LABELS:
         return "other"
     seen.add(value)
     return value
